@@ -1,0 +1,4 @@
+//! hwlint: lint and auto-fix machine-learning training configs against the hardware they run on.
+
+pub mod fix;
+pub mod syntax;

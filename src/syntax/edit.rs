@@ -1,0 +1,437 @@
+//! Writers: turn "set this key to that value" into byte-range edits in the file's own style.
+//!
+//! Nothing is re-serialised: a replaced scalar keeps its quoting and trailing comment, an
+//! inserted key takes the indentation, quoting and line ending of its neighbours.
+
+use super::{Format, MapStyle, Node, NodeKind, Quote, ScalarKind};
+use crate::fix::Edit;
+
+/// A value a fix writes.
+#[derive(Debug, Clone, PartialEq)]
+pub enum NewValue {
+    Int(i64),
+    Bool(bool),
+    Str(String),
+    /// A number written exactly as given (e.g. `2.0e-5`).
+    Raw(String),
+}
+
+impl std::fmt::Display for NewValue {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            NewValue::Int(i) => write!(f, "{i}"),
+            NewValue::Bool(b) => write!(f, "{b}"),
+            NewValue::Str(s) => write!(f, "{s}"),
+            NewValue::Raw(s) => write!(f, "{s}"),
+        }
+    }
+}
+
+/// Replaces a scalar's token, keeping its quote style. `None` when the node must not be
+/// edited in place (an anchor's copy, a block scalar, a container).
+pub fn replace_scalar(text: &str, format: Format, node: &Node, value: &NewValue) -> Option<Edit> {
+    if node.shared || node.span.is_empty() {
+        return None;
+    }
+    let NodeKind::Scalar(s) = &node.kind else {
+        return None;
+    };
+    let raw = text.get(node.span.clone())?;
+    let replacement = match (value, s.kind) {
+        (_, ScalarKind::Str(Quote::Block)) => return None,
+        (NewValue::Str(v), ScalarKind::Str(Quote::Single)) if !v.contains('\'') => {
+            format!("'{v}'")
+        }
+        (NewValue::Bool(b), _) if format == Format::Yaml && raw.starts_with(['T', 'F']) => {
+            if *b { "True" } else { "False" }.to_string()
+        }
+        (NewValue::Str(v), ScalarKind::Plain) if is_plain_safe(v) => v.clone(),
+        _ => render(format, value),
+    };
+    Some(Edit::replace(node.span.clone(), replacement))
+}
+
+/// Inserts `path` (relative to `map`) with `value` into the mapping `map`, creating the
+/// missing intermediate mappings. `None` when the mapping has no place to write into.
+pub fn insert_key(
+    text: &str,
+    format: Format,
+    map: &Node,
+    path: &[&str],
+    value: &NewValue,
+) -> Option<Edit> {
+    if map.shared || path.is_empty() {
+        return None;
+    }
+    let NodeKind::Map(m) = &map.kind else {
+        return None;
+    };
+    match format {
+        Format::Yaml => insert_yaml(text, map, m, path, value),
+        Format::Toml => insert_toml(text, map, m, path, value),
+        Format::Json | Format::Jsonc => insert_json(text, map, m, path, value),
+    }
+}
+
+fn newline(text: &str) -> &'static str {
+    match text.find('\n') {
+        Some(i) if i > 0 && text.as_bytes()[i - 1] == b'\r' => "\r\n",
+        _ => "\n",
+    }
+}
+
+/// Renders a value in the format's canonical spelling.
+pub fn render(format: Format, value: &NewValue) -> String {
+    match value {
+        NewValue::Int(i) => i.to_string(),
+        NewValue::Bool(b) => b.to_string(),
+        NewValue::Raw(r) => r.clone(),
+        NewValue::Str(s) => match format {
+            Format::Yaml if is_plain_safe(s) => s.clone(),
+            _ => serde_json::to_string(s).unwrap_or_else(|_| format!("\"{s}\"")),
+        },
+    }
+}
+
+/// A string that every YAML loader reads back as the same string when written unquoted.
+fn is_plain_safe(s: &str) -> bool {
+    !s.is_empty()
+        && s.chars()
+            .all(|c| c.is_ascii_alphanumeric() || "_-./".contains(c))
+        && s.chars().next().is_some_and(|c| c.is_ascii_alphabetic())
+        && !matches!(
+            crate::syntax::resolve_plain(s, crate::syntax::Loader::Yaml11),
+            crate::syntax::Value::Bool(_) | crate::syntax::Value::Null
+        )
+}
+
+fn line_start(text: &str, offset: usize) -> usize {
+    text[..offset].rfind('\n').map_or(0, |i| i + 1)
+}
+
+fn line_end_after(text: &str, offset: usize) -> Option<usize> {
+    text[offset..].find('\n').map(|i| offset + i + 1)
+}
+
+/// End of the last leaf under `node`, and whether that leaf is a block scalar (whose span
+/// saphyr does not give exactly).
+fn last_leaf(node: &Node) -> (usize, bool) {
+    match &node.kind {
+        NodeKind::Map(m) if m.style == MapStyle::Block => m
+            .entries
+            .iter()
+            .filter(|e| !e.value.shared)
+            .next_back()
+            .map_or((node.span.end, false), |e| last_leaf(&e.value)),
+        NodeKind::Seq(items) if !text_is_flow(node) => items
+            .last()
+            .map_or((node.span.end, false), |n| last_leaf(n)),
+        NodeKind::Scalar(s) => (node.span.end, s.kind == ScalarKind::Str(Quote::Block)),
+        _ => (node.span.end, false),
+    }
+}
+
+fn text_is_flow(node: &Node) -> bool {
+    matches!(&node.kind, NodeKind::Map(m) if m.style == MapStyle::Flow)
+}
+
+fn yaml_nested(path: &[&str], value: &str, indent: &str, unit: &str, nl: &str) -> String {
+    let mut out = String::new();
+    let mut ind = indent.to_string();
+    for (i, k) in path.iter().enumerate() {
+        if i > 0 {
+            out.push_str(nl);
+            out.push_str(&ind);
+        }
+        if i + 1 == path.len() {
+            out.push_str(&format!("{k}: {value}"));
+        } else {
+            out.push_str(&format!("{k}:"));
+            ind.push_str(unit);
+        }
+    }
+    out
+}
+
+fn insert_yaml(
+    text: &str,
+    map: &Node,
+    m: &super::Map,
+    path: &[&str],
+    value: &NewValue,
+) -> Option<Edit> {
+    let rendered = render(Format::Yaml, value);
+    let own: Vec<_> = m.entries.iter().filter(|e| !e.value.shared).collect();
+    let first = own.first()?;
+    if m.style == MapStyle::Flow {
+        let flow = path
+            .iter()
+            .rev()
+            .skip(1)
+            .fold(format!("{}: {rendered}", path[path.len() - 1]), |acc, k| {
+                format!("{k}: {{{acc}}}")
+            });
+        let last = own.last()?;
+        return Some(Edit::insert(last.value.span.end, format!(", {flow}")));
+    }
+    let nl = newline(text);
+    let ls = line_start(text, first.key_span.start);
+    let prefix = &text[ls..first.key_span.start];
+    let indent: String = prefix
+        .chars()
+        .map(|c| if c == '\t' { '\t' } else { ' ' })
+        .collect();
+    let unit = detect_unit(text, m).unwrap_or_else(|| "  ".to_string());
+    let body = yaml_nested(path, &rendered, &indent, &unit, nl);
+    let (end, block) = last_leaf(map);
+    if !block {
+        if let Some(at) = line_end_after(text, end) {
+            return Some(Edit::insert(at, format!("{indent}{body}{nl}")));
+        }
+        if text[end..].trim().is_empty() || !text[end..].contains('\n') {
+            return Some(Edit::insert(text.len(), format!("{nl}{indent}{body}")));
+        }
+    }
+    // Before the first key: always a well-defined spot, even after a block scalar.
+    Some(Edit::insert(
+        first.key_span.start,
+        format!("{body}{nl}{indent}"),
+    ))
+}
+
+/// The indentation step one level down, read from the first nested block mapping.
+fn detect_unit(text: &str, m: &super::Map) -> Option<String> {
+    for e in &m.entries {
+        if let NodeKind::Map(child) = &e.value.kind {
+            if child.style != MapStyle::Block || e.value.shared {
+                continue;
+            }
+            let ck = child.entries.first()?;
+            let outer = e.key_span.start - line_start(text, e.key_span.start);
+            let inner = ck.key_span.start - line_start(text, ck.key_span.start);
+            if inner > outer {
+                return Some(" ".repeat(inner - outer));
+            }
+        }
+    }
+    None
+}
+
+fn toml_key(k: &str) -> String {
+    if !k.is_empty()
+        && k.chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
+    {
+        k.to_string()
+    } else {
+        serde_json::to_string(k).unwrap_or_else(|_| format!("\"{k}\""))
+    }
+}
+
+fn insert_toml(
+    text: &str,
+    map: &Node,
+    m: &super::Map,
+    path: &[&str],
+    value: &NewValue,
+) -> Option<Edit> {
+    let rendered = render(Format::Toml, value);
+    let nl = newline(text);
+    let dotted = path
+        .iter()
+        .map(|k| toml_key(k))
+        .collect::<Vec<_>>()
+        .join(".");
+    match m.style {
+        MapStyle::Implicit => None,
+        MapStyle::Flow => {
+            let close = text[..map.span.end].rfind('}')?;
+            let sep = if m.entries.is_empty() { " " } else { ", " };
+            let at = m.entries.last().map_or(close, |e| e.value.span.end);
+            Some(Edit::insert(at, format!("{sep}{dotted} = {rendered}")))
+        }
+        MapStyle::Block => {
+            let is_root = map.span.start == 0 && map.span.end == text.len();
+            let values: Vec<_> = m
+                .entries
+                .iter()
+                .filter(|e| !matches!(&e.value.kind, NodeKind::Map(c) if c.style != MapStyle::Flow))
+                .filter(|e| !matches!(&e.value.kind, NodeKind::Seq(items) if items.iter().any(|i| matches!(&i.kind, NodeKind::Map(c) if c.style == MapStyle::Block))))
+                .collect();
+            if is_root && path.len() > 1 {
+                // A new table at the end of the file.
+                let (tail, last) = path.split_at(path.len() - 1);
+                let header = tail
+                    .iter()
+                    .map(|k| toml_key(k))
+                    .collect::<Vec<_>>()
+                    .join(".");
+                let lead = if text.ends_with('\n') || text.is_empty() {
+                    nl.to_string()
+                } else {
+                    format!("{nl}{nl}")
+                };
+                return Some(Edit::insert(
+                    text.len(),
+                    format!("{lead}[{header}]{nl}{} = {rendered}{nl}", toml_key(last[0])),
+                ));
+            }
+            let anchor_end = match values.iter().map(|e| e.value.span.end).max() {
+                Some(end) => end,
+                None if is_root => {
+                    return Some(Edit::insert(0, format!("{dotted} = {rendered}{nl}")))
+                }
+                None => map.span.end,
+            };
+            match line_end_after(text, anchor_end) {
+                Some(at) => Some(Edit::insert(at, format!("{dotted} = {rendered}{nl}"))),
+                None => Some(Edit::insert(
+                    text.len(),
+                    format!("{nl}{dotted} = {rendered}"),
+                )),
+            }
+        }
+    }
+}
+
+fn insert_json(
+    text: &str,
+    map: &Node,
+    m: &super::Map,
+    path: &[&str],
+    value: &NewValue,
+) -> Option<Edit> {
+    let rendered = render(Format::Json, value);
+    let nested = path.iter().rev().skip(1).fold(
+        format!("{}: {rendered}", render_key(path[path.len() - 1])),
+        |acc, k| format!("{}: {{{acc}}}", render_key(k)),
+    );
+    let Some(last) = m.entries.last() else {
+        return Some(Edit::insert(map.span.start + 1, nested));
+    };
+    let ls = line_start(text, last.key_span.start);
+    let prefix = &text[ls..last.key_span.start];
+    if prefix.chars().all(|c| c == ' ' || c == '\t') {
+        let nl = newline(text);
+        Some(Edit::insert(
+            last.value.span.end,
+            format!(",{nl}{prefix}{nested}"),
+        ))
+    } else {
+        Some(Edit::insert(last.value.span.end, format!(", {nested}")))
+    }
+}
+
+fn render_key(k: &str) -> String {
+    serde_json::to_string(k).unwrap_or_else(|_| format!("\"{k}\""))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::syntax::parse;
+
+    fn apply(text: &str, e: &Edit) -> String {
+        let mut out = text.to_string();
+        out.replace_range(e.range.clone(), &e.content);
+        out
+    }
+
+    fn insert(text: &str, format: Format, parent: &[&str], path: &[&str], v: NewValue) -> String {
+        let d = parse(text, format).unwrap();
+        let map = d.roots[0].get_path(parent).unwrap();
+        let e = insert_key(text, format, map, path, &v).unwrap();
+        let out = apply(text, &e);
+        parse(&out, format).expect("still parses");
+        out
+    }
+
+    #[test]
+    fn yaml_replace_keeps_quotes_and_comment() {
+        let t = "a: 'x'  # c\nb: 0 # workers\n";
+        let d = parse(t, Format::Yaml).unwrap();
+        let e = replace_scalar(
+            t,
+            Format::Yaml,
+            d.roots[0].get_path(&["b"]).unwrap(),
+            &NewValue::Int(8),
+        )
+        .unwrap();
+        assert_eq!(apply(t, &e), "a: 'x'  # c\nb: 8 # workers\n");
+        let e = replace_scalar(
+            t,
+            Format::Yaml,
+            d.roots[0].get_path(&["a"]).unwrap(),
+            &NewValue::Str("y".into()),
+        )
+        .unwrap();
+        assert_eq!(apply(t, &e), "a: 'y'  # c\nb: 0 # workers\n");
+    }
+
+    #[test]
+    fn yaml_insert_uses_neighbour_indentation() {
+        let t = "top: 1\ndata:\n    batch_size: 8   # c\n    shuffle: true\nafter: 2\n";
+        let out = insert(
+            t,
+            Format::Yaml,
+            &["data"],
+            &["num_workers"],
+            NewValue::Int(4),
+        );
+        assert_eq!(out, "top: 1\ndata:\n    batch_size: 8   # c\n    shuffle: true\n    num_workers: 4\nafter: 2\n");
+        let out = insert(t, Format::Yaml, &[], &["x", "y"], NewValue::Bool(true));
+        assert_eq!(out, "top: 1\ndata:\n    batch_size: 8   # c\n    shuffle: true\nafter: 2\nx:\n    y: true\n");
+    }
+
+    #[test]
+    fn yaml_insert_without_final_newline_and_crlf() {
+        let out = insert("a: 1\r\nb: 2", Format::Yaml, &[], &["c"], NewValue::Int(3));
+        assert_eq!(out, "a: 1\r\nb: 2\r\nc: 3");
+    }
+
+    #[test]
+    fn yaml_insert_after_block_scalar_goes_before_first_key() {
+        let t = "a: 1\nb: |\n  text\n";
+        let out = insert(t, Format::Yaml, &[], &["c"], NewValue::Int(3));
+        assert_eq!(out, "c: 3\na: 1\nb: |\n  text\n");
+    }
+
+    #[test]
+    fn toml_insert_into_table_and_new_table() {
+        let t = "[training]\nsteps = 10 # c\n\n[model]\nname = \"x\"\n";
+        let out = insert(
+            t,
+            Format::Toml,
+            &["training"],
+            &["seq_len"],
+            NewValue::Int(2048),
+        );
+        assert_eq!(
+            out,
+            "[training]\nsteps = 10 # c\nseq_len = 2048\n\n[model]\nname = \"x\"\n"
+        );
+        let out = insert(
+            t,
+            Format::Toml,
+            &[],
+            &["training", "dataloader", "num_workers"],
+            NewValue::Int(4),
+        );
+        assert!(
+            out.ends_with("[training.dataloader]\nnum_workers = 4\n"),
+            "{out}"
+        );
+    }
+
+    #[test]
+    fn json_insert_keeps_indent_and_trailing_comma() {
+        let t = "{\n  \"a\": 1,\n  \"b\": {\"c\": 2}\n}\n";
+        let out = insert(t, Format::Json, &[], &["d"], NewValue::Str("x".into()));
+        assert_eq!(
+            out,
+            "{\n  \"a\": 1,\n  \"b\": {\"c\": 2},\n  \"d\": \"x\"\n}\n"
+        );
+        let out = insert("{}", Format::Json, &[], &["a", "b"], NewValue::Int(1));
+        assert_eq!(out, "{\"a\": {\"b\": 1}}");
+    }
+}

@@ -1,0 +1,127 @@
+//! JSON front-end (jsonc-parser). Plain `.json` is strict; comments and trailing commas are
+//! accepted in both because real configs (VS Code style, DeepSpeed examples) carry them and
+//! their loaders (json5, commentjson) accept them; only loose property names are refused.
+
+use jsonc_parser::{ast, common::Ranged, CollectOptions, CommentCollectionStrategy, ParseOptions};
+
+use super::{
+    Document, DuplicateKey, Entry, Format, Map, MapStyle, Node, NodeKind, ParseError, Quote,
+    Scalar, ScalarKind,
+};
+
+pub fn parse(text: &str, jsonc: bool) -> Result<Document, ParseError> {
+    let options = ParseOptions {
+        allow_comments: true,
+        allow_trailing_commas: true,
+        allow_loose_object_property_names: false,
+        allow_missing_commas: false,
+        allow_single_quoted_strings: jsonc,
+        allow_hexadecimal_numbers: jsonc,
+        allow_unary_plus_numbers: jsonc,
+        ..ParseOptions::default()
+    };
+    let collect = CollectOptions {
+        comments: CommentCollectionStrategy::Off,
+        tokens: false,
+    };
+    let result = jsonc_parser::parse_to_ast(text, &collect, &options).map_err(|e| {
+        let r = e.range();
+        ParseError {
+            message: e.kind().to_string(),
+            span: r.start..r.end,
+        }
+    })?;
+    let mut duplicates = Vec::new();
+    let roots = result
+        .value
+        .map(|v| vec![node(&v, &mut duplicates)])
+        .unwrap_or_default();
+    Ok(Document {
+        format: if jsonc { Format::Jsonc } else { Format::Json },
+        roots,
+        duplicates,
+    })
+}
+
+fn node(v: &ast::Value<'_>, duplicates: &mut Vec<DuplicateKey>) -> Node {
+    let r = v.range();
+    let kind = match v {
+        ast::Value::StringLit(s) => NodeKind::Scalar(Scalar {
+            text: s.value.to_string(),
+            kind: ScalarKind::Str(Quote::Double),
+        }),
+        ast::Value::NumberLit(n) => {
+            let kind = if let Ok(i) = n.value.parse::<i64>() {
+                ScalarKind::Int(i)
+            } else if let Ok(f) = n.value.parse::<f64>() {
+                ScalarKind::Float(f)
+            } else {
+                ScalarKind::Other
+            };
+            NodeKind::Scalar(Scalar {
+                text: n.value.to_string(),
+                kind,
+            })
+        }
+        ast::Value::BooleanLit(b) => NodeKind::Scalar(Scalar {
+            text: b.value.to_string(),
+            kind: ScalarKind::Bool(b.value),
+        }),
+        ast::Value::NullKeyword(_) => NodeKind::Scalar(Scalar {
+            text: "null".into(),
+            kind: ScalarKind::Null,
+        }),
+        ast::Value::Array(a) => {
+            NodeKind::Seq(a.elements.iter().map(|e| node(e, duplicates)).collect())
+        }
+        ast::Value::Object(o) => {
+            let mut entries: Vec<Entry> = Vec::with_capacity(o.properties.len());
+            for p in &o.properties {
+                let kr = p.name.range();
+                let key = p.name.as_str().to_string();
+                if let Some(prev) = entries.iter().find(|e| e.key == key) {
+                    duplicates.push(DuplicateKey {
+                        key: key.clone(),
+                        first: prev.key_span.clone(),
+                        second: kr.start..kr.end,
+                    });
+                }
+                entries.push(Entry {
+                    key,
+                    key_span: kr.start..kr.end,
+                    value: node(&p.value, duplicates),
+                });
+            }
+            NodeKind::Map(Map {
+                entries,
+                style: MapStyle::Flow,
+            })
+        }
+    };
+    Node {
+        span: r.start..r.end,
+        kind,
+        tag: None,
+        shared: false,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn comments_trailing_commas_and_duplicates() {
+        let t = "// c\n{\"a\": {\"b\": 1,}, \"a\": 2, \"s\": \"x\" /* k */}";
+        let d = parse(t, true).unwrap();
+        assert_eq!(d.duplicates.len(), 1);
+        let s = d.roots[0].get_path(&["s"]).unwrap();
+        assert_eq!(&t[s.span.clone()], "\"x\"");
+    }
+
+    #[test]
+    fn bare_words_are_errors() {
+        let e = parse("{\"a\": BATCH_SIZE}", false).unwrap_err();
+        assert!(e.span.start > 0);
+    }
+}

@@ -1,0 +1,397 @@
+//! One span-carrying tree for every config format.
+//!
+//! Each front-end (YAML, TOML, JSON) parses text into [`Document`]: every key and scalar keeps
+//! its byte range in the original text, so diagnostics point at the right place and fixes are
+//! byte splices. Nothing here knows what a key means; that is the dialect layer's job.
+
+pub mod edit;
+pub mod json;
+pub mod toml;
+pub mod yaml;
+
+use std::ops::Range;
+
+/// A byte range in the original text.
+pub type Span = Range<usize>;
+
+/// The formats hwlint reads.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Format {
+    Yaml,
+    Toml,
+    Json,
+    Jsonc,
+}
+
+impl Format {
+    /// The format a file name implies, or `None` for files hwlint does not read.
+    pub fn from_path(path: &std::path::Path) -> Option<Format> {
+        let ext = path.extension()?.to_str()?.to_ascii_lowercase();
+        match ext.as_str() {
+            "yaml" | "yml" => Some(Format::Yaml),
+            "toml" => Some(Format::Toml),
+            "json" => Some(Format::Json),
+            "jsonc" => Some(Format::Jsonc),
+            _ => None,
+        }
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Format::Yaml => "yaml",
+            Format::Toml => "toml",
+            Format::Json => "json",
+            Format::Jsonc => "jsonc",
+        }
+    }
+}
+
+/// A parsed file: one root per document (YAML files may hold several).
+#[derive(Debug, Clone)]
+pub struct Document {
+    pub format: Format,
+    pub roots: Vec<Node>,
+    /// Keys that appear twice in one mapping, in source order of the second occurrence.
+    pub duplicates: Vec<DuplicateKey>,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct DuplicateKey {
+    pub key: String,
+    pub first: Span,
+    pub second: Span,
+}
+
+/// A parse failure at a byte offset, with the parser's own message.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ParseError {
+    pub message: String,
+    pub span: Span,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Node {
+    /// The bytes of the value itself: for a scalar its token (quotes included), for a container
+    /// from its first to its last byte.
+    pub span: Span,
+    pub kind: NodeKind,
+    /// YAML tag such as `tag:yaml.org,2002:python/tuple`, kept as written (never an error).
+    pub tag: Option<String>,
+    /// True when the node was copied from a YAML anchor (alias or `<<` merge): editing it would
+    /// edit the anchor and every other use of it, so fixes leave such nodes alone.
+    pub shared: bool,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum NodeKind {
+    Map(Map),
+    Seq(Vec<Node>),
+    Scalar(Scalar),
+}
+
+/// A mapping (YAML mapping, TOML table, JSON object) in source order.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Map {
+    pub entries: Vec<Entry>,
+    pub style: MapStyle,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum MapStyle {
+    /// YAML block mapping, TOML `[table]`, or the TOML document root.
+    #[default]
+    Block,
+    /// YAML `{...}`, TOML inline table, JSON object.
+    Flow,
+    /// A TOML table that exists only through dotted keys or as the parent of `[a.b]`:
+    /// it has no place of its own to insert a key into.
+    Implicit,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Entry {
+    pub key: String,
+    pub key_span: Span,
+    pub value: Node,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Scalar {
+    /// The decoded text (escapes resolved, quotes removed).
+    pub text: String,
+    pub kind: ScalarKind,
+}
+
+/// What the format itself says about a scalar's type. YAML plain scalars are typed later,
+/// by the loader the framework uses (YAML 1.1 vs 1.2 read `1e-4` differently).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum ScalarKind {
+    /// A YAML plain (unquoted) scalar: its type depends on the loader.
+    Plain,
+    /// A quoted string (any format) or a block scalar: always a string.
+    Str(Quote),
+    Int(i64),
+    Float(f64),
+    Bool(bool),
+    Null,
+    /// A TOML date/time, kept as text.
+    Other,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Quote {
+    Single,
+    Double,
+    /// YAML `|`/`>` block scalars and TOML multi-line strings: never rewritten in place.
+    Block,
+}
+
+/// How a framework's loader types YAML plain scalars.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Deserialize, serde::Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Loader {
+    /// PyYAML `safe_load` and friends: `1e-4` (no dot) is a string, `yes`/`on` are booleans.
+    #[default]
+    Yaml11,
+    /// YAML 1.2 core schema (ruamel, OmegaConf, saphyr): `1e-4` is a float, `yes` a string.
+    Yaml12,
+}
+
+/// A typed value as a framework's loader sees it.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Value {
+    Null,
+    Bool(bool),
+    Int(i64),
+    Float(f64),
+    Str(String),
+}
+
+impl Value {
+    pub fn as_f64(&self) -> Option<f64> {
+        match self {
+            Value::Int(i) => Some(*i as f64),
+            Value::Float(f) => Some(*f),
+            _ => None,
+        }
+    }
+}
+
+impl Scalar {
+    /// The value this scalar has under `loader` (only YAML plain scalars depend on it).
+    pub fn value(&self, loader: Loader) -> Value {
+        match self.kind {
+            ScalarKind::Plain => resolve_plain(&self.text, loader),
+            ScalarKind::Str(_) | ScalarKind::Other => Value::Str(self.text.clone()),
+            ScalarKind::Int(i) => Value::Int(i),
+            ScalarKind::Float(f) => Value::Float(f),
+            ScalarKind::Bool(b) => Value::Bool(b),
+            ScalarKind::Null => Value::Null,
+        }
+    }
+}
+
+/// Types a YAML plain scalar the way PyYAML (1.1) or a YAML 1.2 core-schema loader would.
+pub fn resolve_plain(text: &str, loader: Loader) -> Value {
+    let t = text.trim();
+    match t {
+        "" | "~" | "null" | "Null" | "NULL" => return Value::Null,
+        "true" | "True" | "TRUE" => return Value::Bool(true),
+        "false" | "False" | "FALSE" => return Value::Bool(false),
+        _ => {}
+    }
+    if loader == Loader::Yaml11 {
+        match t {
+            "yes" | "Yes" | "YES" | "on" | "On" | "ON" | "y" | "Y" => return Value::Bool(true),
+            "no" | "No" | "NO" | "off" | "Off" | "OFF" | "n" | "N" => return Value::Bool(false),
+            _ => {}
+        }
+    }
+    if let Some(i) = parse_yaml_int(t, loader) {
+        return Value::Int(i);
+    }
+    if let Some(f) = parse_yaml_float(t, loader) {
+        return Value::Float(f);
+    }
+    Value::Str(text.to_string())
+}
+
+fn parse_yaml_int(t: &str, loader: Loader) -> Option<i64> {
+    let (neg, digits) = match t.as_bytes().first()? {
+        b'-' => (true, &t[1..]),
+        b'+' => (false, &t[1..]),
+        _ => (false, t),
+    };
+    let cleaned;
+    let digits = if loader == Loader::Yaml11 && digits.contains('_') {
+        cleaned = digits.replace('_', "");
+        cleaned.as_str()
+    } else {
+        digits
+    };
+    let v = if let Some(hex) = digits.strip_prefix("0x") {
+        i64::from_str_radix(hex, 16).ok()?
+    } else if let Some(oct) = digits.strip_prefix("0o") {
+        i64::from_str_radix(oct, 8).ok()?
+    } else if !digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit()) {
+        digits.parse().ok()?
+    } else {
+        return None;
+    };
+    Some(if neg { -v } else { v })
+}
+
+fn parse_yaml_float(t: &str, loader: Loader) -> Option<f64> {
+    match t {
+        ".inf" | ".Inf" | ".INF" | "+.inf" => return Some(f64::INFINITY),
+        "-.inf" | "-.Inf" | "-.INF" => return Some(f64::NEG_INFINITY),
+        ".nan" | ".NaN" | ".NAN" => return Some(f64::NAN),
+        _ => {}
+    }
+    let body = t.strip_prefix(['-', '+']).unwrap_or(t);
+    if body.is_empty() || !body.bytes().next()?.is_ascii_digit() && !body.starts_with('.') {
+        return None;
+    }
+    if !body
+        .bytes()
+        .all(|b| b.is_ascii_digit() || matches!(b, b'.' | b'e' | b'E' | b'-' | b'+' | b'_'))
+    {
+        return None;
+    }
+    // PyYAML's float regex requires a dot: `1e-4` stays a string there.
+    if loader == Loader::Yaml11 && !body.contains('.') {
+        return None;
+    }
+    let cleaned = if loader == Loader::Yaml11 {
+        t.replace('_', "")
+    } else {
+        t.to_string()
+    };
+    cleaned.parse::<f64>().ok()
+}
+
+impl Node {
+    pub fn as_map(&self) -> Option<&Map> {
+        match &self.kind {
+            NodeKind::Map(m) => Some(m),
+            _ => None,
+        }
+    }
+
+    pub fn as_scalar(&self) -> Option<&Scalar> {
+        match &self.kind {
+            NodeKind::Scalar(s) => Some(s),
+            _ => None,
+        }
+    }
+
+    /// The node at a dotted path of mapping keys (the last entry wins, as most loaders do).
+    pub fn get_path(&self, path: &[&str]) -> Option<&Node> {
+        let mut node = self;
+        for seg in path {
+            node = &node.as_map()?.get_entry(seg)?.value;
+        }
+        Some(node)
+    }
+
+    /// The entry (key and value) at a path.
+    pub fn get_entry_path(&self, path: &[&str]) -> Option<&Entry> {
+        let (last, parents) = path.split_last()?;
+        self.get_path(parents)?.as_map()?.get_entry(last)
+    }
+}
+
+impl Map {
+    pub fn get_entry(&self, key: &str) -> Option<&Entry> {
+        self.entries.iter().rev().find(|e| e.key == key)
+    }
+
+    pub fn get(&self, key: &str) -> Option<&Node> {
+        self.get_entry(key).map(|e| &e.value)
+    }
+
+    pub fn contains(&self, key: &str) -> bool {
+        self.entries.iter().any(|e| e.key == key)
+    }
+}
+
+/// Converts byte offsets to 1-based (line, column) positions, column counted in characters.
+#[derive(Debug, Clone)]
+pub struct LineIndex {
+    line_starts: Vec<usize>,
+}
+
+impl LineIndex {
+    pub fn new(text: &str) -> LineIndex {
+        let mut line_starts = vec![0];
+        line_starts.extend(text.match_indices('\n').map(|(i, _)| i + 1));
+        LineIndex { line_starts }
+    }
+
+    /// 1-based line and column of a byte offset.
+    pub fn position(&self, text: &str, offset: usize) -> (usize, usize) {
+        let offset = offset.min(text.len());
+        let line = self.line_starts.partition_point(|&s| s <= offset) - 1;
+        let start = self.line_starts[line];
+        let col = text
+            .get(start..offset)
+            .map_or(offset - start, |s| s.chars().count());
+        (line + 1, col + 1)
+    }
+
+    /// Byte offset where the 0-based `line` starts.
+    pub fn line_start(&self, line: usize) -> Option<usize> {
+        self.line_starts.get(line).copied()
+    }
+}
+
+/// Parses `text` in `format`. Never panics; a failure is a [`ParseError`] with a span.
+pub fn parse(text: &str, format: Format) -> Result<Document, ParseError> {
+    match format {
+        Format::Yaml => yaml::parse(text),
+        Format::Toml => toml::parse(text),
+        Format::Json => json::parse(text, false),
+        Format::Jsonc => json::parse(text, true),
+    }
+}
+
+/// Strips a UTF-8 byte-order mark; returns the text and how many bytes were skipped.
+pub fn strip_bom(text: &str) -> (&str, usize) {
+    match text.strip_prefix('\u{feff}') {
+        Some(rest) => (rest, 3),
+        None => (text, 0),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn yaml11_and_12_disagree_on_exponent_without_dot() {
+        assert_eq!(
+            resolve_plain("1e-4", Loader::Yaml11),
+            Value::Str("1e-4".into())
+        );
+        assert_eq!(resolve_plain("1e-4", Loader::Yaml12), Value::Float(1e-4));
+        assert_eq!(resolve_plain("1.0e-4", Loader::Yaml11), Value::Float(1e-4));
+        assert_eq!(resolve_plain("yes", Loader::Yaml11), Value::Bool(true));
+        assert_eq!(
+            resolve_plain("yes", Loader::Yaml12),
+            Value::Str("yes".into())
+        );
+        assert_eq!(resolve_plain("-12", Loader::Yaml12), Value::Int(-12));
+        assert_eq!(resolve_plain("~", Loader::Yaml12), Value::Null);
+        assert_eq!(resolve_plain("8x", Loader::Yaml12), Value::Str("8x".into()));
+    }
+
+    #[test]
+    fn line_index_counts_characters() {
+        let t = "é: 1\nab: 2\n";
+        let li = LineIndex::new(t);
+        assert_eq!(li.position(t, 0), (1, 1));
+        assert_eq!(li.position(t, 4), (1, 4));
+        assert_eq!(li.position(t, 6), (2, 1));
+    }
+}

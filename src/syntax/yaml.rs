@@ -1,0 +1,464 @@
+//! YAML front-end: saphyr-parser events folded into the span tree.
+//!
+//! The event parser never expands aliases by itself, so the alias budget here is what stands
+//! between a "billion laughs" file and the machine's memory. saphyr reports character indices;
+//! they are mapped to byte offsets once per file.
+
+use std::collections::HashMap;
+
+use saphyr_parser::{Event, Parser, ScalarStyle, Span as YSpan};
+
+use super::{
+    Document, DuplicateKey, Entry, Format, Map, MapStyle, Node, NodeKind, ParseError, Quote,
+    Scalar, ScalarKind, Span,
+};
+
+/// Most nodes alias expansion may create in one file; real configs stay far below it.
+const ALIAS_NODE_BUDGET: usize = 200_000;
+
+/// Char index -> byte offset, with an identity fast path for ASCII text.
+struct Offsets {
+    table: Option<Vec<usize>>,
+    len: usize,
+}
+
+impl Offsets {
+    fn new(text: &str) -> Offsets {
+        if text.is_ascii() {
+            return Offsets {
+                table: None,
+                len: text.len(),
+            };
+        }
+        let mut table: Vec<usize> = text.char_indices().map(|(i, _)| i).collect();
+        table.push(text.len());
+        Offsets {
+            table: Some(table),
+            len: text.len(),
+        }
+    }
+
+    fn byte(&self, char_index: usize) -> usize {
+        match &self.table {
+            None => char_index.min(self.len),
+            Some(t) => t.get(char_index).copied().unwrap_or(self.len),
+        }
+    }
+
+    fn span(&self, s: &YSpan) -> Span {
+        self.byte(s.start.index())..self.byte(s.end.index())
+    }
+}
+
+enum Frame {
+    Map {
+        start: usize,
+        tag: Option<String>,
+        anchor: usize,
+        flow: bool,
+        entries: Vec<Entry>,
+        merges: Vec<Node>,
+        key: Option<(String, Span, bool)>,
+    },
+    Seq {
+        start: usize,
+        tag: Option<String>,
+        anchor: usize,
+        items: Vec<Node>,
+    },
+}
+
+struct Builder<'a> {
+    text: &'a str,
+    offsets: Offsets,
+    stack: Vec<Frame>,
+    anchors: HashMap<usize, Node>,
+    roots: Vec<Node>,
+    duplicates: Vec<DuplicateKey>,
+    alias_nodes: usize,
+}
+
+pub fn parse(text: &str) -> Result<Document, ParseError> {
+    let mut b = Builder {
+        text,
+        offsets: Offsets::new(text),
+        stack: Vec::new(),
+        anchors: HashMap::new(),
+        roots: Vec::new(),
+        duplicates: Vec::new(),
+        alias_nodes: 0,
+    };
+    for item in Parser::new_from_str(text) {
+        let (event, span) = item.map_err(|e| {
+            let at = b.offsets.byte(e.marker().index());
+            ParseError {
+                message: e.info().to_string(),
+                span: at..at,
+            }
+        })?;
+        b.event(event, &span)?;
+    }
+    Ok(Document {
+        format: Format::Yaml,
+        roots: b.roots,
+        duplicates: b.duplicates,
+    })
+}
+
+fn tag_text(tag: Option<&saphyr_parser::Tag>) -> Option<String> {
+    tag.map(|t| {
+        if t.handle == "tag:yaml.org,2002:" {
+            format!("!!{}", t.suffix)
+        } else {
+            format!("{}{}", t.handle, t.suffix)
+        }
+    })
+}
+
+impl Builder<'_> {
+    fn event(&mut self, event: Event<'_>, span: &YSpan) -> Result<(), ParseError> {
+        let sp = self.offsets.span(span);
+        match event {
+            Event::Scalar(value, style, anchor, tag) => {
+                let span = self.scalar_span(sp.clone(), style);
+                let kind = match style {
+                    ScalarStyle::Plain if tag.is_none() => ScalarKind::Plain,
+                    ScalarStyle::Plain => tagged_kind(&value, tag.as_deref()),
+                    ScalarStyle::SingleQuoted => ScalarKind::Str(Quote::Single),
+                    ScalarStyle::DoubleQuoted => ScalarKind::Str(Quote::Double),
+                    ScalarStyle::Literal | ScalarStyle::Folded => ScalarKind::Str(Quote::Block),
+                };
+                let node = Node {
+                    span,
+                    kind: NodeKind::Scalar(Scalar {
+                        text: value.into_owned(),
+                        kind,
+                    }),
+                    tag: tag_text(tag.as_deref()),
+                    shared: false,
+                };
+                self.finish(node, anchor)
+            }
+            Event::Alias(id) => {
+                let Some(target) = self.anchors.get(&id) else {
+                    return Err(ParseError {
+                        message: "alias refers to an unknown anchor".into(),
+                        span: sp,
+                    });
+                };
+                self.alias_nodes += count_nodes(target);
+                if self.alias_nodes > ALIAS_NODE_BUDGET {
+                    return Err(ParseError {
+                        message: format!(
+                            "aliases expand to more than {ALIAS_NODE_BUDGET} nodes (a \"billion laughs\" file?)"
+                        ),
+                        span: sp,
+                    });
+                }
+                let mut node = target.clone();
+                mark_shared(&mut node);
+                self.finish(node, 0)
+            }
+            Event::MappingStart(anchor, tag) => {
+                let flow = self.text.as_bytes().get(sp.start) == Some(&b'{');
+                self.stack.push(Frame::Map {
+                    start: sp.start,
+                    tag: tag_text(tag.as_deref()),
+                    anchor,
+                    flow,
+                    entries: Vec::new(),
+                    merges: Vec::new(),
+                    key: None,
+                });
+                Ok(())
+            }
+            Event::SequenceStart(anchor, tag) => {
+                self.stack.push(Frame::Seq {
+                    start: sp.start,
+                    tag: tag_text(tag.as_deref()),
+                    anchor,
+                    items: Vec::new(),
+                });
+                Ok(())
+            }
+            Event::MappingEnd | Event::SequenceEnd => {
+                let Some(frame) = self.stack.pop() else {
+                    return Ok(());
+                };
+                let (node, anchor) = self.close(frame, sp.end);
+                self.finish(node, anchor)
+            }
+            Event::StreamStart
+            | Event::StreamEnd
+            | Event::DocumentStart(_)
+            | Event::DocumentEnd
+            | Event::Nothing => Ok(()),
+        }
+    }
+
+    /// saphyr's span of a quoted scalar runs over trailing spaces and comments; rescan to the
+    /// closing quote so a fix replaces exactly the token.
+    fn scalar_span(&self, sp: Span, style: ScalarStyle) -> Span {
+        let bytes = self.text.as_bytes();
+        let quote = match style {
+            ScalarStyle::SingleQuoted => b'\'',
+            ScalarStyle::DoubleQuoted => b'"',
+            _ => return sp,
+        };
+        if bytes.get(sp.start) != Some(&quote) {
+            return sp;
+        }
+        let mut i = sp.start + 1;
+        while i < bytes.len() {
+            let c = bytes[i];
+            if quote == b'"' && c == b'\\' {
+                i += 2;
+                continue;
+            }
+            if c == quote {
+                if quote == b'\'' && bytes.get(i + 1) == Some(&b'\'') {
+                    i += 2;
+                    continue;
+                }
+                return sp.start..i + 1;
+            }
+            i += 1;
+        }
+        sp
+    }
+
+    fn close(&mut self, frame: Frame, end: usize) -> (Node, usize) {
+        match frame {
+            Frame::Seq {
+                start,
+                tag,
+                anchor,
+                items,
+            } => {
+                let mut end = items
+                    .last()
+                    .map_or(end.max(start), |n| n.span.end.max(start));
+                if self.text.as_bytes().get(start) == Some(&b'[') {
+                    // A flow sequence ends at its closing bracket; include it.
+                    if let Some(close) = self.text[end.min(self.text.len())..].find(']') {
+                        end += close + 1;
+                    }
+                }
+                (
+                    Node {
+                        span: start..end,
+                        kind: NodeKind::Seq(items),
+                        tag,
+                        shared: false,
+                    },
+                    anchor,
+                )
+            }
+            Frame::Map {
+                start,
+                tag,
+                anchor,
+                flow,
+                mut entries,
+                merges,
+                ..
+            } => {
+                let mut last_end = entries
+                    .iter()
+                    .map(|e| e.value.span.end.max(e.key_span.end))
+                    .max()
+                    .unwrap_or(start);
+                if flow {
+                    // A flow mapping ends at its closing brace; include it.
+                    if let Some(close) = self.text[last_end.min(self.text.len())..].find('}') {
+                        last_end += close + 1;
+                    }
+                }
+                for (i, e) in entries.iter().enumerate() {
+                    if let Some(prev) = entries[..i].iter().find(|p| p.key == e.key) {
+                        self.duplicates.push(DuplicateKey {
+                            key: e.key.clone(),
+                            first: prev.key_span.clone(),
+                            second: e.key_span.clone(),
+                        });
+                    }
+                }
+                // `<<` merges: explicit keys win, earlier merge sources win over later ones.
+                for source in merges {
+                    let maps: Vec<&Node> = match &source.kind {
+                        NodeKind::Map(_) => vec![&source],
+                        NodeKind::Seq(items) => items.iter().collect(),
+                        NodeKind::Scalar(_) => vec![],
+                    };
+                    for m in maps {
+                        if let NodeKind::Map(mm) = &m.kind {
+                            for e in &mm.entries {
+                                if !entries.iter().any(|x| x.key == e.key) {
+                                    let mut e = e.clone();
+                                    mark_shared(&mut e.value);
+                                    entries.push(e);
+                                }
+                            }
+                        }
+                    }
+                }
+                (
+                    Node {
+                        span: start..last_end.max(start),
+                        kind: NodeKind::Map(Map {
+                            entries,
+                            style: if flow {
+                                MapStyle::Flow
+                            } else {
+                                MapStyle::Block
+                            },
+                        }),
+                        tag,
+                        shared: false,
+                    },
+                    anchor,
+                )
+            }
+        }
+    }
+
+    /// Hands a completed node to its parent (or makes it a document root).
+    fn finish(&mut self, node: Node, anchor: usize) -> Result<(), ParseError> {
+        if anchor != 0 {
+            self.anchors.insert(anchor, node.clone());
+        }
+        match self.stack.last_mut() {
+            None => self.roots.push(node),
+            Some(Frame::Seq { items, .. }) => items.push(node),
+            Some(Frame::Map {
+                entries,
+                merges,
+                key,
+                ..
+            }) => match key.take() {
+                None => {
+                    let plain_merge = matches!(
+                        &node.kind,
+                        NodeKind::Scalar(Scalar { text, kind: ScalarKind::Plain }) if text == "<<"
+                    );
+                    let text = match &node.kind {
+                        NodeKind::Scalar(s) => s.text.clone(),
+                        _ => self.text.get(node.span.clone()).unwrap_or("").to_string(),
+                    };
+                    *key = Some((text, node.span, plain_merge));
+                }
+                Some((k, key_span, is_merge)) => {
+                    if is_merge {
+                        merges.push(node);
+                    } else {
+                        entries.push(Entry {
+                            key: k,
+                            key_span,
+                            value: node,
+                        });
+                    }
+                }
+            },
+        }
+        Ok(())
+    }
+}
+
+fn tagged_kind(value: &str, tag: Option<&saphyr_parser::Tag>) -> ScalarKind {
+    let Some(t) = tag else {
+        return ScalarKind::Plain;
+    };
+    if t.handle != "tag:yaml.org,2002:" {
+        return ScalarKind::Plain;
+    }
+    match t.suffix.as_str() {
+        "str" => ScalarKind::Str(Quote::Double),
+        "int" => value.parse().map_or(ScalarKind::Plain, ScalarKind::Int),
+        "float" => value.parse().map_or(ScalarKind::Plain, ScalarKind::Float),
+        "bool" => match value {
+            "true" | "True" | "TRUE" => ScalarKind::Bool(true),
+            "false" | "False" | "FALSE" => ScalarKind::Bool(false),
+            _ => ScalarKind::Plain,
+        },
+        "null" => ScalarKind::Null,
+        _ => ScalarKind::Plain,
+    }
+}
+
+fn count_nodes(node: &Node) -> usize {
+    1 + match &node.kind {
+        NodeKind::Map(m) => m.entries.iter().map(|e| count_nodes(&e.value)).sum(),
+        NodeKind::Seq(items) => items.iter().map(count_nodes).sum(),
+        NodeKind::Scalar(_) => 0,
+    }
+}
+
+fn mark_shared(node: &mut Node) {
+    node.shared = true;
+    match &mut node.kind {
+        NodeKind::Map(m) => m.entries.iter_mut().for_each(|e| mark_shared(&mut e.value)),
+        NodeKind::Seq(items) => items.iter_mut().for_each(mark_shared),
+        NodeKind::Scalar(_) => {}
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn root(text: &str) -> Node {
+        parse(text).expect("parses").roots.remove(0)
+    }
+
+    #[test]
+    fn spans_are_bytes_and_quoted_scalars_end_at_the_quote() {
+        let t = "# é\nname: \"résnet\"   # trailing\nlr: 1e-4\n";
+        let r = root(t);
+        let name = r.get_path(&["name"]).unwrap();
+        assert_eq!(&t[name.span.clone()], "\"résnet\"");
+        let lr = r.get_entry_path(&["lr"]).unwrap();
+        assert_eq!(&t[lr.key_span.clone()], "lr");
+        assert_eq!(&t[lr.value.span.clone()], "1e-4");
+    }
+
+    #[test]
+    fn anchors_aliases_and_merge_keys() {
+        let t = "base: &b {lr: 1, bs: 2}\nrun:\n  <<: *b\n  bs: 4\n";
+        let r = root(t);
+        let run = r.get_path(&["run"]).unwrap().as_map().unwrap();
+        assert_eq!(run.get("bs").unwrap().as_scalar().unwrap().text, "4");
+        let lr = run.get("lr").unwrap();
+        assert!(lr.shared);
+        assert_eq!(lr.as_scalar().unwrap().text, "1");
+    }
+
+    #[test]
+    fn billion_laughs_is_an_error_not_an_allocation() {
+        let mut t = String::from("a: &a [x, x, x, x, x, x, x, x, x]\n");
+        let mut prev = 'a';
+        for c in "bcdefghij".chars() {
+            t.push_str(&format!("{c}: &{c} [*{prev}, *{prev}, *{prev}, *{prev}, *{prev}, *{prev}, *{prev}, *{prev}, *{prev}]\n"));
+            prev = c;
+        }
+        let err = parse(&t).unwrap_err();
+        assert!(err.message.contains("aliases expand"), "{}", err.message);
+    }
+
+    #[test]
+    fn duplicates_tags_and_multidoc() {
+        let t = "a: 1\na: 2\nt: !!python/tuple [1, 2]\n---\nb: 3\n";
+        let d = parse(t).unwrap();
+        assert_eq!(d.roots.len(), 2);
+        assert_eq!(d.duplicates.len(), 1);
+        assert_eq!(
+            d.roots[0].get_path(&["t"]).unwrap().tag.as_deref(),
+            Some("!!python/tuple")
+        );
+    }
+
+    #[test]
+    fn deep_nesting_is_an_error() {
+        let t = "[".repeat(10_000);
+        assert!(parse(&t).is_err());
+    }
+}
