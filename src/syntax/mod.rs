@@ -230,16 +230,17 @@ fn parse_yaml_int(t: &str, loader: Loader) -> Option<i64> {
     } else {
         digits
     };
-    let v = if let Some(hex) = digits.strip_prefix("0x") {
-        i64::from_str_radix(hex, 16).ok()?
+    // The magnitude is read wider than i64 so that `-9223372036854775808` (i64::MIN) fits.
+    let v: i128 = if let Some(hex) = digits.strip_prefix("0x") {
+        i128::from_str_radix(hex, 16).ok()?
     } else if let Some(oct) = digits.strip_prefix("0o") {
-        i64::from_str_radix(oct, 8).ok()?
+        i128::from_str_radix(oct, 8).ok()?
     } else if !digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit()) {
         digits.parse().ok()?
     } else {
         return None;
     };
-    Some(if neg { -v } else { v })
+    i64::try_from(if neg { -v } else { v }).ok()
 }
 
 fn parse_yaml_float(t: &str, loader: Loader) -> Option<f64> {
@@ -384,6 +385,25 @@ mod tests {
         assert_eq!(resolve_plain("-12", Loader::Yaml12), Value::Int(-12));
         assert_eq!(resolve_plain("~", Loader::Yaml12), Value::Null);
         assert_eq!(resolve_plain("8x", Loader::Yaml12), Value::Str("8x".into()));
+    }
+
+    #[test]
+    fn yaml_int_range_ends_are_ints() {
+        for loader in [Loader::Yaml11, Loader::Yaml12] {
+            assert_eq!(
+                resolve_plain("-9223372036854775808", loader),
+                Value::Int(i64::MIN)
+            );
+            assert_eq!(
+                resolve_plain("9223372036854775807", loader),
+                Value::Int(i64::MAX)
+            );
+            // Used to overflow (a panic in debug builds) when negating i64::MIN.
+            assert_eq!(
+                resolve_plain("-0x-8000000000000000", loader),
+                Value::Str("-0x-8000000000000000".into())
+            );
+        }
     }
 
     #[test]

@@ -1,0 +1,156 @@
+//! Dialects: recognise which framework wrote a config and map its keys onto one
+//! [`TrainingSetup`]. The per-framework knowledge is data in `rules/dialects/*.toml`.
+
+mod resolve;
+mod setup;
+mod spec;
+
+use std::path::Path;
+
+pub use resolve::resolve;
+pub use setup::{Concept, Origin, Setting, SettingValue, TrainingSetup, ValueType};
+pub use spec::{Condition, Dialect, Semantics, SettingSpec, Signature, Source};
+
+use crate::syntax::{Format, Node};
+
+/// The dialects compiled into the binary, most specific first (ties go to the earlier one).
+const BUILTIN: &[(&str, &str)] = &[
+    (
+        "lerobot.toml",
+        include_str!("../../rules/dialects/lerobot.toml"),
+    ),
+    ("trl.toml", include_str!("../../rules/dialects/trl.toml")),
+    (
+        "hf-trainer.toml",
+        include_str!("../../rules/dialects/hf-trainer.toml"),
+    ),
+    (
+        "axolotl.toml",
+        include_str!("../../rules/dialects/axolotl.toml"),
+    ),
+    (
+        "torchtitan.toml",
+        include_str!("../../rules/dialects/torchtitan.toml"),
+    ),
+    (
+        "deepspeed.toml",
+        include_str!("../../rules/dialects/deepspeed.toml"),
+    ),
+    (
+        "lightning.toml",
+        include_str!("../../rules/dialects/lightning.toml"),
+    ),
+    (
+        "accelerate.toml",
+        include_str!("../../rules/dialects/accelerate.toml"),
+    ),
+];
+
+#[derive(Debug, thiserror::Error, miette::Diagnostic)]
+#[error("invalid dialect file {file}: {message}")]
+#[diagnostic(
+    code(hwlint::dialect),
+    help("see rules/dialects/*.toml for the schema")
+)]
+pub struct DialectError {
+    pub file: String,
+    pub message: String,
+}
+
+/// Parses one dialect file.
+pub fn parse_dialect(file: &str, text: &str) -> Result<Dialect, DialectError> {
+    toml::from_str(text).map_err(|e| DialectError {
+        file: file.to_string(),
+        message: e.to_string(),
+    })
+}
+
+/// The built-in dialects.
+pub fn builtin() -> Vec<Dialect> {
+    BUILTIN
+        .iter()
+        // Compiled-in files are checked by a unit test; a failure is a build bug.
+        .map(|(f, t)| parse_dialect(f, t).expect("built-in dialect is valid (unit-tested)"))
+        .collect()
+}
+
+/// Loads user dialect files (from `dialects = [...]` in hwlint.toml), ahead of the built-ins.
+pub fn with_user_dialects(paths: &[std::path::PathBuf]) -> Result<Vec<Dialect>, DialectError> {
+    let mut out = Vec::new();
+    for p in paths {
+        let text = std::fs::read_to_string(p).map_err(|e| DialectError {
+            file: p.display().to_string(),
+            message: e.to_string(),
+        })?;
+        out.push(parse_dialect(&p.display().to_string(), &text)?);
+    }
+    out.extend(builtin());
+    Ok(out)
+}
+
+fn has_path(root: &Node, dotted: &str) -> bool {
+    let path: Vec<&str> = dotted.split('.').collect();
+    root.get_path(&path).is_some()
+}
+
+/// The best-matching dialect for a document root, or `None` when it is not a training config
+/// hwlint knows.
+pub fn detect<'d>(
+    dialects: &'d [Dialect],
+    root: &Node,
+    format: Format,
+    path: &Path,
+) -> Option<&'d Dialect> {
+    root.as_map()?;
+    let file_name = path.file_name().and_then(|n| n.to_str()).unwrap_or("");
+    let mut best: Option<(u32, &Dialect)> = None;
+    for d in dialects {
+        if !d.formats.contains(&format) {
+            continue;
+        }
+        for sig in &d.detect {
+            if !sig.filenames.is_empty()
+                && !sig.filenames.iter().any(|g| {
+                    globset::Glob::new(g)
+                        .map(|g| g.compile_matcher().is_match(file_name))
+                        .unwrap_or(false)
+                })
+            {
+                continue;
+            }
+            if sig.exclude.iter().any(|k| has_path(root, k)) {
+                continue;
+            }
+            if !sig.require_any.is_empty() && !sig.require_any.iter().any(|k| has_path(root, k)) {
+                continue;
+            }
+            let score: u32 = sig
+                .keys
+                .iter()
+                .filter(|(k, _)| has_path(root, k))
+                .map(|(_, w)| *w)
+                .sum();
+            if score >= sig.min_score && best.is_none_or(|(b, _)| score > b) {
+                best = Some((score, d));
+            }
+        }
+    }
+    best.map(|(_, d)| d)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn builtin_dialects_parse() {
+        let all = builtin();
+        assert_eq!(all.len(), BUILTIN.len());
+        for d in &all {
+            assert!(!d.detect.is_empty(), "{}", d.name);
+            for (c, spec) in &d.settings {
+                assert!(!spec.from.is_empty(), "{} {c:?}", d.name);
+            }
+        }
+    }
+}

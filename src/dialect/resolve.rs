@@ -1,0 +1,242 @@
+//! Reads a document through a dialect into a [`TrainingSetup`].
+
+use super::setup::{Concept, Origin, Setting, SettingValue, TrainingSetup, ValueType};
+use super::spec::{Condition, Dialect, Source};
+use crate::syntax::{Loader, Node, NodeKind, Value};
+
+/// The canonical setup a dialect reads from `root`.
+pub fn resolve(dialect: &Dialect, root: &Node) -> TrainingSetup {
+    let mut setup = TrainingSetup {
+        dialect: dialect.name.clone(),
+        settings: Default::default(),
+    };
+    let mut fractions = Vec::new();
+    for (&concept, spec) in &dialect.settings {
+        match spec
+            .when
+            .as_ref()
+            .map(|c| condition_holds(dialect.loader, root, c))
+        {
+            Some(Some(false)) => continue,
+            Some(None) => {
+                let key = spec.from[0].key.clone();
+                let value = SettingValue::Unknown("depends on a run-time value".into());
+                let origin = Origin::Default {
+                    key,
+                    relevant: false,
+                };
+                setup.settings.insert(concept, Setting { value, origin });
+                continue;
+            }
+            _ => {}
+        }
+        let mut found = None;
+        for source in &spec.from {
+            if let Some((setting, fraction)) = read_source(dialect.loader, root, concept, source) {
+                if fraction {
+                    fractions.push(concept);
+                }
+                found = Some(setting);
+                break;
+            }
+        }
+        let setting = found.or_else(|| {
+            let default = spec.default.as_ref()?;
+            Some(Setting {
+                value: from_toml(concept, default),
+                origin: Origin::Default {
+                    key: spec.from[0].key.clone(),
+                    relevant: spec.default_relevant,
+                },
+            })
+        });
+        if let Some(s) = setting {
+            setup.settings.insert(concept, s);
+        }
+    }
+    // Fractions of the run (HF `warmup_steps: 0.1`) become steps once the run length is known.
+    let total = setup.int(Concept::TotalSteps).map(|(t, _)| t);
+    for concept in fractions {
+        if let Some(s) = setup.settings.get_mut(&concept) {
+            if let SettingValue::Float(f) = s.value {
+                s.value = match total {
+                    Some(t) => SettingValue::Float((f * t as f64).ceil()),
+                    None => SettingValue::Unknown(format!("{f} of the total steps")),
+                };
+            }
+        }
+    }
+    setup
+}
+
+fn path_of(key: &str) -> Vec<&str> {
+    key.split('.').collect()
+}
+
+/// The loaded value as text, the way the dialect's `map` tables spell it.
+fn value_text(v: &Value) -> String {
+    match v {
+        Value::Null => "null".into(),
+        Value::Bool(b) => b.to_string(),
+        Value::Int(i) => i.to_string(),
+        Value::Float(f) => f.to_string(),
+        Value::Str(s) => s.clone(),
+    }
+}
+
+/// `auto`, OmegaConf interpolations and `???` are resolved at run time, not in the file.
+fn is_symbolic(s: &str) -> bool {
+    let t = s.trim();
+    t.eq_ignore_ascii_case("auto") || t.contains("${") || t == "???" || t.starts_with("{{")
+}
+
+/// Whether another key has one of the accepted values: `None` when it is symbolic.
+fn condition_holds(loader: Loader, root: &Node, cond: &Condition) -> Option<bool> {
+    let other = root
+        .get_path(&path_of(&cond.key))
+        .and_then(|n| n.as_scalar())
+        .map(|s| s.value(loader))
+        .filter(|v| *v != Value::Null)
+        .map(|v| value_text(&v))
+        .or_else(|| cond.default.clone());
+    match other {
+        Some(v) if is_symbolic(&v) => None,
+        Some(v) => Some(cond.is.iter().any(|x| x.eq_ignore_ascii_case(&v))),
+        None => Some(false),
+    }
+}
+
+/// Reads one source. Returns the setting and whether it is a fraction of the total steps.
+fn read_source(
+    loader: Loader,
+    root: &Node,
+    concept: Concept,
+    source: &Source,
+) -> Option<(Setting, bool)> {
+    let entry = root.get_entry_path(&path_of(&source.key))?;
+    if let Some(cond) = &source.when {
+        if condition_holds(loader, root, cond) == Some(false) {
+            return None;
+        }
+    }
+    let origin = Origin::File {
+        key: source.key.clone(),
+        key_span: entry.key_span.clone(),
+        value_span: entry.value.span.clone(),
+    };
+    let node = &entry.value;
+    let value = match &node.kind {
+        NodeKind::Seq(items) if source.list_len => SettingValue::Int(items.len() as i64),
+        NodeKind::Seq(_) | NodeKind::Map(_) => SettingValue::Unknown("a structured value".into()),
+        NodeKind::Scalar(s) => {
+            let loaded = s.value(loader);
+            if loaded == Value::Null {
+                // `key: null` / `key:` means "use the default".
+                return None;
+            }
+            let text = value_text(&loaded);
+            if source.unset.contains(&text) {
+                return None;
+            }
+            if let Some(map) = &source.map {
+                let hit = map
+                    .get(&text)
+                    .or_else(|| map.get(&text.to_ascii_lowercase()));
+                match hit {
+                    Some(v) => from_toml(concept, v),
+                    None if is_symbolic(&text) => SettingValue::Unknown(text),
+                    None => return None,
+                }
+            } else if matches!(&loaded, Value::Str(s) if is_symbolic(s)) {
+                SettingValue::Unknown(text)
+            } else {
+                convert(concept, &loaded)
+            }
+        }
+    };
+    let fraction =
+        source.fraction_of_total && matches!(value, SettingValue::Float(f) if f > 0.0 && f < 1.0);
+    Some((Setting { value, origin }, fraction))
+}
+
+fn convert(concept: Concept, v: &Value) -> SettingValue {
+    let unknown = || SettingValue::Unknown(value_text(v));
+    match (concept.value_type(), v) {
+        (ValueType::Int, Value::Int(i)) => SettingValue::Int(*i),
+        (ValueType::Int, Value::Float(f)) if f.fract() == 0.0 && f.abs() < 9e15 => {
+            SettingValue::Int(*f as i64)
+        }
+        (ValueType::Float, Value::Int(i)) => SettingValue::Float(*i as f64),
+        (ValueType::Float, Value::Float(f)) => SettingValue::Float(*f),
+        (ValueType::Bool, Value::Bool(b)) => SettingValue::Bool(*b),
+        (ValueType::Str, Value::Str(s)) => SettingValue::Str(s.clone()),
+        (ValueType::Str, Value::Int(_) | Value::Float(_) | Value::Bool(_)) => {
+            SettingValue::Str(value_text(v))
+        }
+        _ => unknown(),
+    }
+}
+
+fn from_toml(concept: Concept, v: &toml::Value) -> SettingValue {
+    let value = match v {
+        toml::Value::String(s) => Value::Str(s.clone()),
+        toml::Value::Integer(i) => Value::Int(*i),
+        toml::Value::Float(f) => Value::Float(*f),
+        toml::Value::Boolean(b) => Value::Bool(*b),
+        other => Value::Str(other.to_string()),
+    };
+    convert(concept, &value)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::dialect::parse_dialect;
+    use crate::syntax::{parse, Format};
+
+    const D: &str = r#"
+name = "t"
+title = "Test"
+formats = ["yaml"]
+[[detect]]
+keys = { a = 1 }
+min_score = 1
+[settings.num_workers]
+from = [{ key = "data.workers" }]
+default = 0
+[settings.precision]
+from = [
+  { key = "fp16", map = { "true" = "fp16-mixed" } },
+  { key = "bf16", map = { "true" = "bf16-mixed", "false" = "fp32" } },
+]
+default = "fp32"
+[settings.total_steps]
+from = [{ key = "max_steps" }]
+[settings.warmup_steps]
+from = [{ key = "warmup", fraction_of_total = true }]
+[settings.save_interval]
+from = [{ key = "save_steps", when = { key = "save_strategy", is = ["steps"], default = "steps" } }]
+"#;
+
+    fn setup(yaml: &str) -> TrainingSetup {
+        let d = parse_dialect("t", D).unwrap();
+        let doc = parse(yaml, Format::Yaml).unwrap();
+        resolve(&d, &doc.roots[0])
+    }
+
+    #[test]
+    fn defaults_maps_fractions_and_conditions() {
+        let s =
+            setup("a: 1\nfp16: false\nbf16: true\nmax_steps: 1000\nwarmup: 0.1\nsave_steps: 50\n");
+        assert_eq!(s.str(Concept::Precision).unwrap().0, "bf16-mixed");
+        let (w, origin) = s.int(Concept::NumWorkers).unwrap();
+        assert_eq!(w, 0);
+        assert!(!origin.origin.is_explicit());
+        assert_eq!(s.float(Concept::WarmupSteps).unwrap().0, 100.0);
+        assert_eq!(s.int(Concept::SaveInterval).unwrap().0, 50);
+        let s = setup("a: 1\nsave_strategy: epoch\nsave_steps: 50\ndata: {workers: auto}\n");
+        assert!(s.get(Concept::SaveInterval).is_none());
+        assert!(s.is_unknown(Concept::NumWorkers));
+        assert_eq!(s.str(Concept::Precision).unwrap().0, "fp32");
+    }
+}

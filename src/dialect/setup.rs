@@ -1,0 +1,195 @@
+//! The canonical training setup every rule reads, whatever framework wrote the file.
+
+use std::collections::BTreeMap;
+
+use serde::Deserialize;
+
+use crate::syntax::Span;
+
+/// A canonical setting, named in `rules/dialects/*.toml` in snake_case (`micro_batch`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Concept {
+    /// Samples per device per forward/backward.
+    MicroBatch,
+    /// Samples per optimizer step over all ranks.
+    GlobalBatch,
+    /// Samples per device per optimizer step (micro x accumulation), axolotl's `batch_size`.
+    DeviceBatch,
+    GradAccum,
+    /// Processes over all nodes (accelerate `num_processes`).
+    Processes,
+    /// Devices on each node (Lightning `trainer.devices`).
+    DevicesPerNode,
+    Nodes,
+    NumWorkers,
+    PinMemory,
+    PersistentWorkers,
+    PrefetchFactor,
+    /// Optimizer steps of the whole run.
+    TotalSteps,
+    Epochs,
+    Scheduler,
+    DecaySteps,
+    WarmupSteps,
+    WarmupRatio,
+    SaveInterval,
+    EvalInterval,
+    /// `fp32`, `bf16-mixed`, `fp16-mixed`, `bf16-true`, `fp16-true`, `fp8`, or `auto`.
+    Precision,
+    /// `none`, `full`, `selective`, `offload`.
+    ActivationCheckpointing,
+    /// `eager`, `sdpa`, `flash_attention_2`, `flash_attention_3`, `flex_attention`.
+    Attention,
+    Model,
+    SeqLen,
+    ImageSize,
+    LoraR,
+    #[serde(rename = "load_in_4bit")]
+    LoadIn4bit,
+    ZeroStage,
+    Fsdp,
+    Optimizer,
+    /// Whether the run trains on a GPU at all (`false` for `accelerator: cpu`).
+    UsesGpu,
+}
+
+/// The type a concept's value has once mapped.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ValueType {
+    Int,
+    Float,
+    Bool,
+    Str,
+}
+
+impl Concept {
+    pub fn value_type(self) -> ValueType {
+        use Concept::*;
+        match self {
+            MicroBatch | GlobalBatch | DeviceBatch | GradAccum | Processes | DevicesPerNode
+            | Nodes | NumWorkers | PrefetchFactor | TotalSteps | DecaySteps | SaveInterval
+            | EvalInterval | SeqLen | ImageSize | LoraR | ZeroStage => ValueType::Int,
+            Epochs | WarmupSteps | WarmupRatio => ValueType::Float,
+            PinMemory | PersistentWorkers | LoadIn4bit | UsesGpu => ValueType::Bool,
+            Scheduler
+            | Precision
+            | ActivationCheckpointing
+            | Attention
+            | Model
+            | Fsdp
+            | Optimizer => ValueType::Str,
+        }
+    }
+}
+
+/// A setting's value: known, or present but not knowable statically.
+#[derive(Debug, Clone, PartialEq)]
+pub enum SettingValue {
+    Int(i64),
+    Float(f64),
+    Bool(bool),
+    Str(String),
+    /// `auto`, `${...}`, `???`, or a value of an unexpected type: never fires a rule.
+    Unknown(String),
+}
+
+/// Where a setting's value came from.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Origin {
+    /// Written in the file at `key` (dotted path).
+    File {
+        key: String,
+        key_span: Span,
+        value_span: Span,
+    },
+    /// The key is absent and the framework's default applies. `relevant` marks defaults the
+    /// dialect flags as meaningful for efficiency rules (DESIGN.md "Evidence and defaults").
+    Default { key: String, relevant: bool },
+}
+
+impl Origin {
+    pub fn key(&self) -> &str {
+        match self {
+            Origin::File { key, .. } | Origin::Default { key, .. } => key,
+        }
+    }
+
+    pub fn is_explicit(&self) -> bool {
+        matches!(self, Origin::File { .. })
+    }
+
+    /// `` `num_workers` `` or `` `num_workers` (framework default) ``.
+    pub fn describe(&self) -> String {
+        match self {
+            Origin::File { key, .. } => format!("`{key}`"),
+            Origin::Default { key, .. } => format!("`{key}` (absent: framework default)"),
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Setting {
+    pub value: SettingValue,
+    pub origin: Origin,
+}
+
+/// Everything hwlint knows about one run, read from one config file.
+#[derive(Debug, Clone, Default)]
+pub struct TrainingSetup {
+    /// The dialect's name (`hf-trainer`, `lerobot`, ...).
+    pub dialect: String,
+    pub settings: BTreeMap<Concept, Setting>,
+}
+
+impl TrainingSetup {
+    pub fn get(&self, c: Concept) -> Option<&Setting> {
+        self.settings.get(&c)
+    }
+
+    pub fn int(&self, c: Concept) -> Option<(i64, &Setting)> {
+        let s = self.settings.get(&c)?;
+        match s.value {
+            SettingValue::Int(i) => Some((i, s)),
+            _ => None,
+        }
+    }
+
+    pub fn float(&self, c: Concept) -> Option<(f64, &Setting)> {
+        let s = self.settings.get(&c)?;
+        match s.value {
+            SettingValue::Float(f) => Some((f, s)),
+            SettingValue::Int(i) => Some((i as f64, s)),
+            _ => None,
+        }
+    }
+
+    pub fn bool(&self, c: Concept) -> Option<(bool, &Setting)> {
+        let s = self.settings.get(&c)?;
+        match s.value {
+            SettingValue::Bool(b) => Some((b, s)),
+            _ => None,
+        }
+    }
+
+    pub fn str(&self, c: Concept) -> Option<(&str, &Setting)> {
+        let s = self.settings.get(&c)?;
+        match &s.value {
+            SettingValue::Str(v) => Some((v.as_str(), s)),
+            _ => None,
+        }
+    }
+
+    /// True when the setting is present with a value hwlint cannot know.
+    pub fn is_unknown(&self, c: Concept) -> bool {
+        matches!(
+            self.settings.get(&c).map(|s| &s.value),
+            Some(SettingValue::Unknown(_))
+        )
+    }
+
+    /// Whether the run trains on a GPU (unknown counts as yes: hwlint lints GPU training).
+    pub fn uses_gpu(&self) -> bool {
+        self.bool(Concept::UsesGpu).is_none_or(|(b, _)| b)
+    }
+}

@@ -1,0 +1,113 @@
+//! Dialect files (`rules/dialects/*.toml`): how to recognise a framework's config and where
+//! each canonical setting lives in it. Data, so a user can add a framework without Rust.
+
+use std::collections::BTreeMap;
+
+use serde::Deserialize;
+
+use super::setup::Concept;
+use crate::syntax::{Format, Loader};
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Dialect {
+    /// Short id used in messages and `--select`-style config (`hf-trainer`).
+    pub name: String,
+    /// Human name (`Hugging Face Trainer`).
+    pub title: String,
+    /// How the framework's loader types YAML plain scalars.
+    #[serde(default)]
+    pub loader: Loader,
+    /// Formats this dialect appears in.
+    pub formats: Vec<Format>,
+    /// Signatures; the best-scoring one over all dialects wins.
+    pub detect: Vec<Signature>,
+    /// Where each canonical setting lives.
+    #[serde(default)]
+    pub settings: BTreeMap<Concept, SettingSpec>,
+    /// Framework behaviour the rules need and data of this shape can say.
+    #[serde(default)]
+    pub semantics: Semantics,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Signature {
+    /// Dotted key paths and the score each adds when present.
+    pub keys: BTreeMap<String, u32>,
+    /// The signature matches only when the score reaches this.
+    pub min_score: u32,
+    /// At least one of these must be present (dotted paths).
+    #[serde(default)]
+    pub require_any: Vec<String>,
+    /// None of these may be present.
+    #[serde(default)]
+    pub exclude: Vec<String>,
+    /// File-name globs (matched against the file name only); empty = any name.
+    #[serde(default)]
+    pub filenames: Vec<String>,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SettingSpec {
+    /// Where to read it; the first source that yields a value wins.
+    pub from: Vec<Source>,
+    /// The framework's value when no source is present (`None`: unknown).
+    pub default: Option<toml::Value>,
+    /// Efficiency rules may fire on this default (DESIGN.md "Evidence and defaults").
+    #[serde(default)]
+    pub default_relevant: bool,
+    /// The setting exists only when another key has one of these values (HF `save_steps` only
+    /// counts under `save_strategy: steps`); gates the sources and the default alike.
+    pub when: Option<Condition>,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Source {
+    /// Dotted key path (`trainer.devices`, `bf16.enabled`).
+    pub key: String,
+    /// Maps the loaded value, written as text (`true`, `16`, `bf16`), to the canonical one.
+    /// When given, values not listed skip this source (the next one is tried).
+    pub map: Option<BTreeMap<String, toml::Value>>,
+    /// A list value counts as its length (Lightning `devices: [0, 1]`).
+    #[serde(default)]
+    pub list_len: bool,
+    /// A float below 1 is a fraction of the total steps (HF `warmup_steps: 0.1`).
+    #[serde(default)]
+    pub fraction_of_total: bool,
+    /// Only read this source when another key has one of these values.
+    pub when: Option<Condition>,
+    /// Values, as text, that mean "not set" (`-1` for HF `max_steps`): the next source or the
+    /// default applies.
+    #[serde(default)]
+    pub unset: Vec<String>,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Condition {
+    pub key: String,
+    /// Accepted values, as text.
+    pub is: Vec<String>,
+    /// The other key's framework default, as text, when it is absent.
+    pub default: Option<String>,
+}
+
+/// Framework behaviour, each a named switch documented where a rule reads it.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Semantics {
+    /// LeRobot's cosine-with-warmup rescales warmup and decay to `steps` when the run is
+    /// shorter than `decay_steps`.
+    #[serde(default)]
+    pub decay_rescales_to_shorter_runs: bool,
+    /// The framework puts a process on every GPU of the machine when the file names none
+    /// (used by HW201 to count processes per node; false = one process unless stated).
+    #[serde(default)]
+    pub one_process_per_gpu: bool,
+    /// `global_batch = -1` (or absent) means "micro-batch x data-parallel degree" (torchtitan).
+    #[serde(default)]
+    pub global_batch_minus_one_is_derived: bool,
+}

@@ -1,0 +1,7 @@
+//! Hardware: the built-in GPU catalog (rules/hardware.toml) and the machine a run targets.
+
+mod catalog;
+mod profile;
+
+pub use catalog::{catalog, Catalog, Gpu, TargetSpec};
+pub use profile::{Host, Target};
