@@ -91,7 +91,7 @@ fn overlaps(a: &Range<usize>, b: &Range<usize>) -> bool {
         || (b.is_empty() && a.contains(&b.start))
 }
 
-#[derive(Debug, thiserror::Error)]
+#[derive(Debug, thiserror::Error, miette::Diagnostic)]
 pub enum WriteError {
     #[error("{path} changed on disk while hwlint was fixing it; not written")]
     Changed { path: String },

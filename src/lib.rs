@@ -1,6 +1,13 @@
 //! hwlint: lint and auto-fix machine-learning training configs against the hardware they run on.
 
+pub mod app;
+pub mod cli;
 pub mod dialect;
+pub mod discover;
 pub mod fix;
 pub mod hardware;
+pub mod lint;
+pub mod report;
+pub mod rules;
+pub mod settings;
 pub mod syntax;

@@ -23,7 +23,11 @@ const CASES: u32 = 200;
 
 fn config() -> ProptestConfig {
     ProptestConfig {
-        cases: CASES,
+        // `PROPTEST_CASES=5000 cargo test --test syntax_properties` for a longer run.
+        cases: std::env::var("PROPTEST_CASES")
+            .ok()
+            .and_then(|n| n.parse().ok())
+            .unwrap_or(CASES),
         // Keep no regression files next to the tests; failures print the minimal input.
         failure_persistence: None,
         ..ProptestConfig::default()
@@ -271,7 +275,7 @@ fn yaml_scalar(s: &Scalar) -> String {
 }
 
 fn yaml_is_block(m: &MMap) -> bool {
-    !m.entries.is_empty() && m.style % 4 != 0
+    !m.entries.is_empty() && !m.style.is_multiple_of(4)
 }
 
 fn yaml_flow(m: &MMap) -> String {
@@ -490,7 +494,9 @@ fn json_pretty(m: &MMap, indent: usize, unit: usize, jsonc: bool, out: &mut Vec<
         out.push(format!("{pad}{}: ", double_quoted(&e.key)));
         match &e.value {
             MValue::Scalar(s) => out.last_mut().unwrap().push_str(&json_scalar(s, jsonc)),
-            MValue::Map(c) if c.style % 3 != 0 => json_pretty(c, indent + unit, unit, jsonc, out),
+            MValue::Map(c) if !c.style.is_multiple_of(3) => {
+                json_pretty(c, indent + unit, unit, jsonc, out)
+            }
             MValue::Map(c) => out.last_mut().unwrap().push_str(&json_compact(c, jsonc)),
         }
         let line = out.last_mut().unwrap();
@@ -513,7 +519,7 @@ fn render_json(doc: &Doc, jsonc: bool) -> String {
             lines.push(format!("// {h}"));
         }
     }
-    if doc.root.style % 3 == 0 {
+    if doc.root.style.is_multiple_of(3) {
         lines.push(json_compact(&doc.root, jsonc));
     } else {
         lines.push(String::new());

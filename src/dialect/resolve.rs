@@ -42,11 +42,24 @@ pub fn resolve(dialect: &Dialect, root: &Node) -> TrainingSetup {
         }
         let setting = found.or_else(|| {
             let default = spec.default.as_ref()?;
+            // The key a reader would add to change it: the one whose values include the default.
+            let key = spec
+                .from
+                .iter()
+                .find(|s| {
+                    s.map
+                        .as_ref()
+                        .is_some_and(|m| m.values().any(|v| v == default))
+                })
+                .unwrap_or(&spec.from[0])
+                .key
+                .clone();
             Some(Setting {
                 value: from_toml(concept, default),
                 origin: Origin::Default {
-                    key: spec.from[0].key.clone(),
+                    key,
                     relevant: spec.default_relevant,
+                    framework: dialect.title.clone(),
                 },
             })
         });

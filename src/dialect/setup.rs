@@ -105,7 +105,12 @@ pub enum Origin {
     },
     /// The key is absent and the framework's default applies. `relevant` marks defaults the
     /// dialect flags as meaningful for efficiency rules (DESIGN.md "Evidence and defaults").
-    Default { key: String, relevant: bool },
+    Default {
+        key: String,
+        relevant: bool,
+        /// The framework's name, for messages ("TRL default").
+        framework: String,
+    },
 }
 
 impl Origin {
@@ -123,7 +128,9 @@ impl Origin {
     pub fn describe(&self) -> String {
         match self {
             Origin::File { key, .. } => format!("`{key}`"),
-            Origin::Default { key, .. } => format!("`{key}` (absent: framework default)"),
+            Origin::Default { key, framework, .. } => {
+                format!("`{key}` (not set: {framework} default)")
+            }
         }
     }
 }

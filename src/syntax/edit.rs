@@ -39,7 +39,7 @@ pub fn replace_scalar(text: &str, format: Format, node: &Node, value: &NewValue)
     let raw = text.get(node.span.clone())?;
     let replacement = match (value, s.kind) {
         (_, ScalarKind::Str(Quote::Block)) => return None,
-        (NewValue::Str(v), ScalarKind::Str(Quote::Single)) if !v.contains('\'') => {
+        (NewValue::Str(v), ScalarKind::Str(Quote::Single)) if single_quote_safe(format, v) => {
             format!("'{v}'")
         }
         (NewValue::Bool(b), _) if format == Format::Yaml && raw.starts_with(['T', 'F']) => {
@@ -49,6 +49,13 @@ pub fn replace_scalar(text: &str, format: Format, node: &Node, value: &NewValue)
         _ => render(format, value),
     };
     Some(Edit::replace(node.span.clone(), replacement))
+}
+
+/// A string that reads back unchanged between single quotes: YAML folds line breaks there,
+/// TOML literal strings cannot hold them, and JSON5-style single quotes still take escapes.
+fn single_quote_safe(format: Format, v: &str) -> bool {
+    let escapes = matches!(format, Format::Json | Format::Jsonc);
+    !(v.contains('\'') || v.contains(char::is_control) || (escapes && v.contains('\\')))
 }
 
 /// Inserts `path` (relative to `map`) with `value` into the mapping `map`, creating the
@@ -251,7 +258,11 @@ fn insert_toml(
             Some(Edit::insert(at, format!("{sep}{dotted} = {rendered}")))
         }
         MapStyle::Block => {
-            let is_root = map.span.start == 0 && map.span.end == text.len();
+            // The root spans the whole text; so does a `[table]` header that is the whole
+            // file, but that table is empty, and the root of a file starting with `[` is not.
+            let is_root = map.span.start == 0
+                && map.span.end == text.len()
+                && !(m.entries.is_empty() && text.starts_with('['));
             let values: Vec<_> = m
                 .entries
                 .iter()
@@ -369,6 +380,26 @@ mod tests {
     }
 
     #[test]
+    fn single_quoted_strings_take_line_breaks_and_backslashes_safely() {
+        let cases = [
+            (Format::Yaml, "a: 'x'\n", "a\nb", "a: \"a\\nb\"\n"),
+            (Format::Toml, "a = 'x'\n", "a\nb", "a = \"a\\nb\"\n"),
+            (Format::Jsonc, "{\"a\": 'x'}", "a\\b", "{\"a\": \"a\\\\b\"}"),
+            (Format::Yaml, "a: 'x'\n", "a\\b", "a: 'a\\b'\n"),
+        ];
+        for (format, t, v, want) in cases {
+            let d = parse(t, format).unwrap();
+            let node = d.roots[0].get_path(&["a"]).unwrap();
+            let e = replace_scalar(t, format, node, &NewValue::Str(v.into())).unwrap();
+            let out = apply(t, &e);
+            assert_eq!(out, want);
+            let back = parse(&out, format).unwrap();
+            let s = back.roots[0].get_path(&["a"]).unwrap().as_scalar().unwrap();
+            assert_eq!(s.text, v);
+        }
+    }
+
+    #[test]
     fn yaml_insert_uses_neighbour_indentation() {
         let t = "top: 1\ndata:\n    batch_size: 8   # c\n    shuffle: true\nafter: 2\n";
         let out = insert(
@@ -421,6 +452,14 @@ mod tests {
             out.ends_with("[training.dataloader]\nnum_workers = 4\n"),
             "{out}"
         );
+    }
+
+    #[test]
+    fn toml_insert_into_a_table_header_that_is_the_whole_file() {
+        let out = insert("[a]", Format::Toml, &["a"], &["b"], NewValue::Int(0));
+        assert_eq!(out, "[a]\nb = 0");
+        let out = insert("[a]", Format::Toml, &[], &["b"], NewValue::Int(0));
+        assert_eq!(out, "b = 0\n[a]");
     }
 
     #[test]

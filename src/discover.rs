@@ -1,0 +1,63 @@
+//! Which files to lint: walk folders like ruff does (.gitignore, hidden files), keep the
+//! formats hwlint reads, drop what `exclude` covers.
+
+use std::path::{Path, PathBuf};
+
+use crate::settings::{ConfigError, ConfigResolver};
+use crate::syntax::Format;
+
+#[derive(Debug, thiserror::Error, miette::Diagnostic)]
+pub enum DiscoverError {
+    #[error("{0}: no such file or directory")]
+    #[diagnostic(code(hwlint::path))]
+    Missing(String),
+    #[error(transparent)]
+    #[diagnostic(transparent)]
+    Config(#[from] ConfigError),
+}
+
+/// The files to lint under `paths`, sorted. Files named explicitly are kept even when
+/// `exclude` covers them (as ruff does without `--force-exclude`), but only if hwlint reads
+/// their format: pre-commit passes every staged file.
+pub fn discover(
+    paths: &[PathBuf],
+    configs: &ConfigResolver,
+) -> Result<Vec<PathBuf>, DiscoverError> {
+    let mut out = Vec::new();
+    for p in paths {
+        if !p.exists() {
+            return Err(DiscoverError::Missing(p.display().to_string()));
+        }
+        if !p.is_dir() {
+            if Format::from_path(p).is_some() {
+                out.push(p.clone());
+            }
+            continue;
+        }
+        let walker = ignore::WalkBuilder::new(p)
+            .require_git(false)
+            .hidden(true)
+            .sort_by_file_name(|a, b| a.cmp(b))
+            .build();
+        for entry in walker.flatten() {
+            let path = entry.path();
+            if !entry.file_type().is_some_and(|t| t.is_file()) || Format::from_path(path).is_none()
+            {
+                continue;
+            }
+            if configs.config_for(path)?.is_excluded(path) {
+                continue;
+            }
+            out.push(strip_dot(path));
+        }
+    }
+    out.sort();
+    out.dedup();
+    Ok(out)
+}
+
+fn strip_dot(p: &Path) -> PathBuf {
+    p.strip_prefix("./")
+        .map(Path::to_path_buf)
+        .unwrap_or_else(|_| p.to_path_buf())
+}

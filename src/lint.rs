@@ -1,0 +1,250 @@
+//! One file through the flow: read, parse, recognise the dialect, run the rules, and (when
+//! asked) apply fixes to a fixpoint.
+
+use std::path::{Path, PathBuf};
+
+use serde::Serialize;
+
+use crate::dialect::{self, detect};
+use crate::fix::{apply_fixes, Applicability, Fix};
+use crate::rules::{self, Context, Rule, Severity, RULES};
+use crate::settings::FileSettings;
+use crate::syntax::{self, Format, Span};
+
+/// Files larger than this are reported, not parsed: no training config is this big.
+pub const MAX_FILE_BYTES: u64 = 64 << 20;
+/// Fix passes before giving up on reaching a fixpoint.
+const MAX_FIX_PASSES: usize = 10;
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Diagnostic {
+    #[serde(skip)]
+    pub rule: &'static Rule,
+    pub message: String,
+    pub span: Span,
+    pub fix: Option<Fix>,
+}
+
+impl Diagnostic {
+    pub fn severity(&self) -> Severity {
+        self.rule.severity
+    }
+}
+
+/// Which fixes to apply.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FixMode {
+    /// Report only.
+    Off,
+    /// Apply fixes at or above this applicability.
+    Apply(Applicability),
+}
+
+/// The outcome for one file.
+#[derive(Debug, Clone)]
+pub struct FileResult {
+    pub path: PathBuf,
+    /// The text the diagnostics refer to (after fixes, BOM removed); empty if unreadable.
+    pub text: String,
+    pub original: String,
+    pub bom: bool,
+    pub diagnostics: Vec<Diagnostic>,
+    /// Number of fixes applied.
+    pub fixed: usize,
+    /// The dialect recognised, if any.
+    pub dialect: Option<String>,
+    pub settings: Option<FileSettings>,
+}
+
+impl FileResult {
+    pub fn changed(&self) -> bool {
+        self.text != self.original
+    }
+
+    /// The file's bytes as they should be written back.
+    pub fn output_bytes(&self) -> Vec<u8> {
+        let mut out = Vec::with_capacity(self.text.len() + 3);
+        if self.bom {
+            out.extend_from_slice("\u{feff}".as_bytes());
+        }
+        out.extend_from_slice(self.text.as_bytes());
+        out
+    }
+}
+
+fn parse_error_rule() -> &'static Rule {
+    rules::by_code("HW902").expect("HW902 is registered")
+}
+
+fn unreadable(path: &Path, message: String) -> FileResult {
+    FileResult {
+        path: path.to_path_buf(),
+        text: String::new(),
+        original: String::new(),
+        bom: false,
+        diagnostics: vec![Diagnostic {
+            rule: parse_error_rule(),
+            message,
+            span: 0..0,
+            fix: None,
+        }],
+        fixed: 0,
+        dialect: None,
+        settings: None,
+    }
+}
+
+/// Reads a file as UTF-8 text, or says why it cannot be linted.
+pub fn read_text(path: &Path) -> Result<String, String> {
+    let meta = std::fs::metadata(path).map_err(|e| format!("cannot read file: {e}"))?;
+    if !meta.is_file() {
+        return Err("not a regular file".into());
+    }
+    if meta.len() > MAX_FILE_BYTES {
+        return Err(format!(
+            "file is {} MiB, over hwlint's {} MiB limit for a config file",
+            meta.len() >> 20,
+            MAX_FILE_BYTES >> 20
+        ));
+    }
+    let bytes = std::fs::read(path).map_err(|e| format!("cannot read file: {e}"))?;
+    if bytes.iter().take(8192).any(|&b| b == 0) {
+        return Err("not a text file (binary content)".into());
+    }
+    String::from_utf8(bytes).map_err(|e| {
+        format!(
+            "not a text file: invalid UTF-8 at byte {}",
+            e.utf8_error().valid_up_to()
+        )
+    })
+}
+
+/// Lints one file on disk.
+pub fn lint_path(path: &Path, format: Format, settings: FileSettings, mode: FixMode) -> FileResult {
+    let raw = match read_text(path) {
+        Ok(t) => t,
+        Err(message) => return unreadable(path, message),
+    };
+    let mut r = lint_source(path, &raw, format, &settings, mode);
+    r.settings = Some(settings);
+    r
+}
+
+/// Lints text (a file's content or standard input), applying fixes to a fixpoint if asked.
+pub fn lint_source(
+    path: &Path,
+    raw: &str,
+    format: Format,
+    settings: &FileSettings,
+    mode: FixMode,
+) -> FileResult {
+    let (text, bom_len) = syntax::strip_bom(raw);
+    let original = text.to_string();
+    let mut current = original.clone();
+    let mut fixed = 0;
+    let mut extra = Vec::new();
+    if let FixMode::Apply(min) = mode {
+        for _ in 0..MAX_FIX_PASSES {
+            let (diags, _) = lint_text(&current, format, path, settings);
+            let fixes: Vec<&Fix> = diags
+                .iter()
+                .filter_map(|d| d.fix.as_ref())
+                .filter(|f| f.applicability >= min && f.applicability != Applicability::DisplayOnly)
+                .collect();
+            if fixes.is_empty() {
+                break;
+            }
+            let (next, n) = apply_fixes(&current, fixes);
+            if n == 0 || next == current {
+                break;
+            }
+            if let Err(e) = syntax::parse(&next, format) {
+                // A fix must never break a file: keep the original and say so.
+                current = original.clone();
+                fixed = 0;
+                extra.push(Diagnostic {
+                    rule: parse_error_rule(),
+                    message: format!(
+                        "internal error: applying fixes made the file unparseable ({}); the file was left unchanged, please report this",
+                        e.message
+                    ),
+                    span: 0..0,
+                    fix: None,
+                });
+                break;
+            }
+            current = next;
+            fixed += n;
+        }
+    }
+    let (mut diagnostics, dialect) = lint_text(&current, format, path, settings);
+    diagnostics.extend(extra);
+    FileResult {
+        path: path.to_path_buf(),
+        text: current,
+        original,
+        bom: bom_len > 0,
+        diagnostics,
+        fixed,
+        dialect,
+        settings: None,
+    }
+}
+
+/// Parses and lints text once. Returns the diagnostics and the dialect recognised.
+pub fn lint_text(
+    text: &str,
+    format: Format,
+    path: &Path,
+    settings: &FileSettings,
+) -> (Vec<Diagnostic>, Option<String>) {
+    let enabled = |r: &Rule| rules::is_enabled(r.code, &settings.select, &settings.ignore);
+    let doc = match syntax::parse(text, format) {
+        Ok(d) => d,
+        Err(e) => {
+            if !enabled(parse_error_rule()) {
+                return (vec![], None);
+            }
+            return (
+                vec![Diagnostic {
+                    rule: parse_error_rule(),
+                    message: format!("{} parse error: {}", format.name(), e.message),
+                    span: e.span,
+                    fix: None,
+                }],
+                None,
+            );
+        }
+    };
+    let mut out = Vec::new();
+    let mut dialect_name = None;
+    for root in &doc.roots {
+        let Some(d) = detect(&settings.dialects, root, format, path) else {
+            continue;
+        };
+        dialect_name.get_or_insert_with(|| d.name.clone());
+        let setup = dialect::resolve(d, root);
+        let ctx = Context {
+            setup: &setup,
+            dialect: d,
+            target: &settings.target,
+            text,
+            doc: &doc,
+            root,
+            options: &settings.options,
+        };
+        for rule in RULES.iter().filter(|r| enabled(r)) {
+            let Some(check) = rule.check else { continue };
+            for v in check(&ctx) {
+                out.push(Diagnostic {
+                    rule,
+                    message: v.message,
+                    span: v.span,
+                    fix: v.fix,
+                });
+            }
+        }
+    }
+    out.sort_by(|a, b| (a.span.start, a.rule.code).cmp(&(b.span.start, b.rule.code)));
+    (out, dialect_name)
+}

@@ -1,0 +1,81 @@
+//! A JSON array of diagnostics: code, severity, message, filename, locations, fix.
+
+use serde::Serialize;
+
+use super::location;
+use crate::fix::Applicability;
+use crate::lint::FileResult;
+
+#[derive(Serialize)]
+struct Location {
+    row: usize,
+    column: usize,
+}
+
+#[derive(Serialize)]
+struct JsonEdit {
+    content: String,
+    location: Location,
+    end_location: Location,
+}
+
+#[derive(Serialize)]
+struct JsonFix {
+    applicability: Applicability,
+    message: String,
+    edits: Vec<JsonEdit>,
+}
+
+#[derive(Serialize)]
+struct JsonDiagnostic<'a> {
+    code: &'a str,
+    name: &'a str,
+    severity: &'a str,
+    message: &'a str,
+    filename: String,
+    location: Location,
+    end_location: Location,
+    fix: Option<JsonFix>,
+}
+
+fn loc((row, column): (usize, usize)) -> Location {
+    Location { row, column }
+}
+
+pub fn render_json(results: &[FileResult]) -> String {
+    let mut all = Vec::new();
+    for r in results {
+        for d in &r.diagnostics {
+            let (start, end) = location(&r.text, &d.span);
+            let fix = d.fix.as_ref().map(|f| JsonFix {
+                applicability: f.applicability,
+                message: f.message.clone(),
+                edits: f
+                    .edits
+                    .iter()
+                    .map(|e| {
+                        let (s, en) = location(&r.text, &e.range);
+                        JsonEdit {
+                            content: e.content.clone(),
+                            location: loc(s),
+                            end_location: loc(en),
+                        }
+                    })
+                    .collect(),
+            });
+            all.push(JsonDiagnostic {
+                code: d.rule.code,
+                name: d.rule.name,
+                severity: d.severity().as_str(),
+                message: &d.message,
+                filename: r.path.display().to_string(),
+                location: loc(start),
+                end_location: loc(end),
+                fix,
+            });
+        }
+    }
+    let mut s = serde_json::to_string_pretty(&all).unwrap_or_else(|_| "[]".into());
+    s.push('\n');
+    s
+}

@@ -1,0 +1,100 @@
+//! Output formats. One place decides what is printed; exit codes are decided in `app`.
+
+mod concise;
+mod full;
+mod json;
+
+use crate::fix::Applicability;
+use crate::lint::FileResult;
+use crate::syntax::LineIndex;
+
+pub use concise::render_concise;
+pub use full::render_full;
+pub use json::render_json;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum OutputFormat {
+    /// Source snippets with the key underlined and the fix as help (miette).
+    Full,
+    /// One line per diagnostic: `path:row:col: CODE message [*]`.
+    Concise,
+    /// A JSON array of diagnostics with locations and fixes.
+    Json,
+}
+
+/// 1-based (row, column) of the start and end of a span.
+pub(crate) fn location(
+    text: &str,
+    span: &std::ops::Range<usize>,
+) -> ((usize, usize), (usize, usize)) {
+    let li = LineIndex::new(text);
+    (li.position(text, span.start), li.position(text, span.end))
+}
+
+/// Counts for the summary line.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct Counts {
+    pub problems: usize,
+    pub safe_fixable: usize,
+    pub unsafe_fixable: usize,
+    pub fixed: usize,
+    pub failing: usize,
+}
+
+pub fn counts(results: &[FileResult]) -> Counts {
+    let mut c = Counts::default();
+    for r in results {
+        c.fixed += r.fixed;
+        for d in &r.diagnostics {
+            c.problems += 1;
+            if d.severity() != crate::rules::Severity::Info {
+                c.failing += 1;
+            }
+            match d.fix.as_ref().map(|f| f.applicability) {
+                Some(Applicability::Safe) => c.safe_fixable += 1,
+                Some(Applicability::Unsafe) => c.unsafe_fixable += 1,
+                _ => {}
+            }
+        }
+    }
+    c
+}
+
+/// `Found 7 problems (5 fixable with --fix) · target workstation: 1 x rtx-4090 (23.6 GiB), ...`
+pub fn summary(results: &[FileResult], target: &str, unsafe_enabled: bool) -> String {
+    let c = counts(results);
+    let mut s = String::new();
+    if c.fixed > 0 {
+        s.push_str(&format!(
+            "Fixed {} problem{}. ",
+            c.fixed,
+            if c.fixed == 1 { "" } else { "s" }
+        ));
+    }
+    if c.problems == 0 {
+        s.push_str(if c.fixed > 0 {
+            "No problems remain"
+        } else {
+            "All checks passed"
+        });
+    } else {
+        s.push_str(&format!(
+            "Found {} problem{}",
+            c.problems,
+            if c.problems == 1 { "" } else { "s" }
+        ));
+        let mut notes = Vec::new();
+        let fixable = c.safe_fixable + if unsafe_enabled { c.unsafe_fixable } else { 0 };
+        if fixable > 0 {
+            notes.push(format!("{fixable} fixable with --fix"));
+        }
+        if !unsafe_enabled && c.unsafe_fixable > 0 {
+            notes.push(format!("{} more with --unsafe-fixes", c.unsafe_fixable));
+        }
+        if !notes.is_empty() {
+            s.push_str(&format!(" ({})", notes.join(", ")));
+        }
+    }
+    s.push_str(&format!(" · target {target}"));
+    s
+}

@@ -1,0 +1,180 @@
+//! What a rule sees: the setup, the target, and a writer that turns "set X to Y" into edits in
+//! the file that set X.
+
+use crate::dialect::{Concept, Dialect, Origin, TrainingSetup};
+use crate::fix::{Applicability, Fix};
+use crate::hardware::Target;
+use crate::syntax::edit::{insert_key, replace_scalar, NewValue};
+use crate::syntax::{Document, Node, Span};
+
+/// Rule knobs from hwlint.toml.
+#[derive(Debug, Clone)]
+pub struct RuleOptions {
+    /// Host RAM one dataloader worker uses (GB), for HW203.
+    pub ram_per_worker_gb: f64,
+}
+
+impl Default for RuleOptions {
+    fn default() -> Self {
+        RuleOptions {
+            ram_per_worker_gb: 2.5,
+        }
+    }
+}
+
+pub struct Context<'a> {
+    pub setup: &'a TrainingSetup,
+    pub dialect: &'a Dialect,
+    pub target: &'a Target,
+    pub text: &'a str,
+    pub doc: &'a Document,
+    pub root: &'a Node,
+    pub options: &'a RuleOptions,
+}
+
+/// One finding of a rule, before it is tied to a file and a rule entry.
+#[derive(Debug, Clone)]
+pub struct Violation {
+    pub message: String,
+    pub span: Span,
+    pub fix: Option<Fix>,
+}
+
+impl Context<'_> {
+    /// Where a diagnostic about this setting points: its value, or the file start for a default.
+    pub fn span_of(&self, concept: Concept) -> Span {
+        match self.setup.get(concept).map(|s| &s.origin) {
+            Some(Origin::File { value_span, .. }) => value_span.clone(),
+            _ => 0..0,
+        }
+    }
+
+    /// Processes that will run, when the file, `--gpus` or a chosen target says.
+    pub fn world_size(&self) -> Option<(i64, String)> {
+        let s = self.setup;
+        if let Some((p, set)) = s.int(Concept::Processes) {
+            return Some((p, set.origin.describe()));
+        }
+        if let Some((d, set)) = s.int(Concept::DevicesPerNode) {
+            let nodes = s.int(Concept::Nodes).map_or(1, |(n, _)| n);
+            return Some((d * nodes, set.origin.describe()));
+        }
+        self.target
+            .gpus
+            .map(|g| (i64::from(g), format!("target {}", self.target.name)))
+    }
+
+    /// Processes on one node: what the file says, else the target's GPUs, else one.
+    pub fn processes_per_node(&self) -> i64 {
+        let s = self.setup;
+        let nodes = s.int(Concept::Nodes).map_or(1, |(n, _)| n.max(1));
+        if let Some((p, _)) = s.int(Concept::Processes) {
+            return (p / nodes).max(1);
+        }
+        if let Some((d, _)) = s.int(Concept::DevicesPerNode) {
+            return d.max(1);
+        }
+        self.target.gpus.map_or(1, i64::from).max(1)
+    }
+
+    /// A fix that sets `concept` to `value` in this file: replaces the value where the file
+    /// wrote it, or inserts the dialect's key where the framework default applied.
+    pub fn set(
+        &self,
+        concept: Concept,
+        value: NewValue,
+        applicability: Applicability,
+        message: String,
+    ) -> Option<Fix> {
+        let setting = self.setup.get(concept)?;
+        let key = setting.origin.key();
+        let edit = self.write_key(key, &value, setting.origin.is_explicit())?;
+        Some(Fix {
+            edits: vec![edit],
+            applicability,
+            message,
+        })
+    }
+
+    fn write_key(&self, key: &str, value: &NewValue, present: bool) -> Option<crate::fix::Edit> {
+        let path: Vec<&str> = key.split('.').collect();
+        if present {
+            let node = self.root.get_path(&path)?;
+            return replace_scalar(self.text, self.doc.format, node, value);
+        }
+        // The deepest mapping on the path that exists receives the rest of the path.
+        let mut depth = path.len() - 1;
+        loop {
+            if let Some(node) = self.root.get_path(&path[..depth]) {
+                if node.as_map().is_some() {
+                    return insert_key(self.text, self.doc.format, node, &path[depth..], value);
+                }
+                return None;
+            }
+            depth = depth.checked_sub(1)?;
+        }
+    }
+
+    /// A fix that makes a mapped setting (precision, attention) read `canonical`: writes the
+    /// highest-priority key of the dialect whose map yields it, and turns off the boolean key
+    /// that currently yields the old value when that is a different key.
+    pub fn set_mapped(
+        &self,
+        concept: Concept,
+        canonical: &str,
+        applicability: Applicability,
+        message: String,
+    ) -> Option<Fix> {
+        let spec = self.dialect.settings.get(&concept)?;
+        let current = self.setup.get(concept)?;
+        let (source, raw) = spec.from.iter().find_map(|src| {
+            let map = src.map.as_ref()?;
+            // The most explicit spelling (`16-mixed` over `16`).
+            map.iter()
+                .filter(|(_, v)| v.as_str() == Some(canonical))
+                .max_by_key(|(raw, _)| raw.len())
+                .map(|(raw, _)| (src, raw.clone()))
+        })?;
+        let new_value = raw_value(&raw);
+        let mut edits = Vec::new();
+        let cur_key = current.origin.key();
+        if current.origin.is_explicit() && cur_key != source.key {
+            // The key that set the old value must stop winning: a `true` flag becomes `false`.
+            let node = self
+                .root
+                .get_path(&cur_key.split('.').collect::<Vec<_>>())?;
+            let on = node.as_scalar().map(|s| s.value(self.dialect.loader));
+            if on != Some(crate::syntax::Value::Bool(true)) {
+                return None;
+            }
+            edits.push(replace_scalar(
+                self.text,
+                self.doc.format,
+                node,
+                &NewValue::Bool(false),
+            )?);
+        }
+        let present = self
+            .root
+            .get_path(&source.key.split('.').collect::<Vec<_>>())
+            .is_some();
+        edits.push(self.write_key(&source.key, &new_value, present)?);
+        Some(Fix {
+            edits,
+            applicability,
+            message,
+        })
+    }
+}
+
+/// A dialect map key (`true`, `16`, `bf16-mixed`) as the value to write.
+fn raw_value(raw: &str) -> NewValue {
+    match raw {
+        "true" => NewValue::Bool(true),
+        "false" => NewValue::Bool(false),
+        _ => match raw.parse::<i64>() {
+            Ok(i) => NewValue::Int(i),
+            Err(_) => NewValue::Str(raw.to_string()),
+        },
+    }
+}

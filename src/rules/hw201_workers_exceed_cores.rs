@@ -1,0 +1,68 @@
+//! ## What it does
+//! Checks that the dataloader workers of every training process on a node fit the node's CPU
+//! cores: `num_workers` x processes per node <= CPU cores.
+//!
+//! ## Why is this bad?
+//! Each worker is a process that decodes and augments samples. With more workers than cores
+//! they preempt each other and the training processes themselves, so data loading gets slower,
+//! not faster, and the GPU waits. On 8-GPU nodes a per-process `num_workers: 32` means 256
+//! workers.
+//!
+//! The host must be known (`--cpu-cores`, `[target]` in hwlint.toml, or the default
+//! `workstation` target); processes per node come from the file, `--gpus` or the target, and
+//! count as one when nothing says more.
+//!
+//! ## Example
+//! ```yaml
+//! # 8 processes on a 64-core node
+//! dataloader_num_workers: 32
+//! ```
+//!
+//! Use instead:
+//! ```yaml
+//! dataloader_num_workers: 7
+//! ```
+//!
+//! ## Fix safety
+//! Safe: it sets `num_workers` to cores per process - 1 (at least 1), which keeps loading
+//! parallel and leaves a core for each training process.
+
+use super::{Context, Violation};
+use crate::dialect::Concept;
+use crate::fix::Applicability;
+use crate::syntax::edit::NewValue;
+
+pub(crate) fn check(ctx: &Context) -> Vec<Violation> {
+    let Some((workers, setting)) = ctx.setup.int(Concept::NumWorkers) else {
+        return vec![];
+    };
+    let Some(cores) = ctx.target.host.cpu_cores.map(i64::from) else {
+        return vec![];
+    };
+    let procs = ctx.processes_per_node();
+    if workers * procs <= cores {
+        return vec![];
+    }
+    let suggested = (cores / procs - 1).max(1);
+    let message = format!(
+        "{} {workers} x {procs} process{} per node = {} dataloader workers > {cores} CPU cores on {}",
+        setting.origin.describe(),
+        if procs == 1 { "" } else { "es" },
+        workers * procs,
+        ctx.target.describe(),
+    );
+    let fix = ctx.set(
+        Concept::NumWorkers,
+        NewValue::Int(suggested),
+        Applicability::Safe,
+        format!(
+            "set `{}` to {suggested} ({cores} cores / {procs} - 1)",
+            setting.origin.key()
+        ),
+    );
+    vec![Violation {
+        message,
+        span: ctx.span_of(Concept::NumWorkers),
+        fix,
+    }]
+}

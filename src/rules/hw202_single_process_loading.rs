@@ -1,0 +1,76 @@
+//! ## What it does
+//! Flags GPU training whose dataloader runs in the training process itself (`num_workers: 0`).
+//!
+//! ## Why is this bad?
+//! With no workers, every batch is read, decoded and augmented in the main process between
+//! GPU steps, so the GPU idles while the CPU works. For image and video training this often
+//! halves throughput or worse.
+//!
+//! It fires on an explicit `0`, and on a framework default of 0 only where the dialect marks
+//! that default as relevant (image or video pipelines); tokenised text loads fast enough that
+//! the Trainer's default of 0 is not reported.
+//!
+//! ## Example
+//! ```yaml
+//! dataloader_num_workers: 0
+//! ```
+//!
+//! Use instead:
+//! ```yaml
+//! dataloader_num_workers: 8
+//! ```
+//!
+//! ## Fix safety
+//! Safe when the host's cores are known: it sets min(8, cores per process - 1) workers, which
+//! HW201 accepts. Unsafe (4 workers) when the host is unknown.
+
+use super::{Context, Violation};
+use crate::dialect::{Concept, Origin};
+use crate::fix::Applicability;
+use crate::syntax::edit::NewValue;
+
+pub(crate) fn check(ctx: &Context) -> Vec<Violation> {
+    let Some((0, setting)) = ctx.setup.int(Concept::NumWorkers) else {
+        return vec![];
+    };
+    if matches!(
+        setting.origin,
+        Origin::Default {
+            relevant: false,
+            ..
+        }
+    ) || !ctx.setup.uses_gpu()
+    {
+        return vec![];
+    }
+    let procs = ctx.processes_per_node();
+    let (workers, applicability, why) = match ctx.target.host.cpu_cores {
+        Some(cores) => {
+            let per_proc = i64::from(cores) / procs - 1;
+            if per_proc < 1 {
+                return vec![];
+            }
+            (
+                per_proc.min(8),
+                Applicability::Safe,
+                format!("min(8, {cores} cores / {procs} - 1)"),
+            )
+        }
+        None => (4, Applicability::Unsafe, "host cores unknown".to_string()),
+    };
+    let message = format!(
+        "{} is 0: batches are loaded in the training process and the GPU waits for them",
+        setting.origin.describe()
+    );
+    let fix = ctx.set(
+        Concept::NumWorkers,
+        NewValue::Int(workers),
+        applicability,
+        format!("set `{}` to {workers} ({why})", setting.origin.key()),
+    );
+    vec![Violation {
+        message,
+        span: ctx.span_of(Concept::NumWorkers),
+        fix,
+    }]
+}

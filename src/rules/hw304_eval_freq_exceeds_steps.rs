@@ -1,0 +1,34 @@
+//! ## What it does
+//! Reports an evaluation interval longer than the whole run.
+//!
+//! ## Why is this bad?
+//! The run never evaluates while it trains, so there is no validation curve to catch
+//! overfitting or divergence, even though the config asks for periodic evaluation.
+//!
+//! ## Example
+//! ```yaml
+//! max_steps: 1000
+//! eval_strategy: steps
+//! eval_steps: 2000
+//! ```
+//!
+//! Use instead:
+//! ```yaml
+//! eval_steps: 1000
+//! ```
+//!
+//! ## Fix safety
+//! Unsafe: it sets the interval to the total steps; you may want a shorter one.
+
+use super::interval::interval_exceeds_run;
+use super::{Context, Violation};
+use crate::dialect::Concept;
+
+pub(crate) fn check(ctx: &Context) -> Vec<Violation> {
+    interval_exceeds_run(
+        ctx,
+        Concept::EvalInterval,
+        "evaluation",
+        "it never evaluates during training",
+    )
+}

@@ -1,0 +1,113 @@
+//! ## What it does
+//! Checks that the batch sizes a config states agree:
+//! global batch = micro-batch x gradient accumulation x data-parallel processes.
+//!
+//! - DeepSpeed: `train_batch_size` must equal `train_micro_batch_size_per_gpu` x
+//!   `gradient_accumulation_steps` x world size; whatever the world size, it must be divisible
+//!   by micro-batch x accumulation.
+//! - axolotl: `batch_size` (per GPU) must equal `micro_batch_size` x
+//!   `gradient_accumulation_steps`.
+//! - torchtitan: `global_batch_size` must be divisible by `local_batch_size` x the
+//!   data-parallel degree.
+//!
+//! `"auto"` values (filled in by the Hugging Face integration) are never a mismatch; the world
+//! size is used only when the file, `--gpus` or a chosen target states it.
+//!
+//! ## Why is this bad?
+//! DeepSpeed raises an assertion at start-up; other frameworks silently derive a different
+//! accumulation than the one written, so the effective batch (and the LR it was tuned for)
+//! is not what the file says.
+//!
+//! ## Example
+//! ```json
+//! { "train_batch_size": 64, "train_micro_batch_size_per_gpu": 6, "gradient_accumulation_steps": 4 }
+//! ```
+//!
+//! Use instead:
+//! ```json
+//! { "train_batch_size": 48, "train_micro_batch_size_per_gpu": 6, "gradient_accumulation_steps": 4 }
+//! ```
+//!
+//! ## Fix safety
+//! Safe where the global batch is the derived side and the world size is known: it is set to
+//! micro-batch x accumulation x world size. Otherwise no fix: which side is wrong is the
+//! author's call.
+
+use super::{Context, Violation};
+use crate::dialect::Concept;
+use crate::fix::Applicability;
+use crate::syntax::edit::NewValue;
+
+pub(crate) fn check(ctx: &Context) -> Vec<Violation> {
+    let s = ctx.setup;
+    let Some((micro, micro_set)) = s.int(Concept::MicroBatch) else {
+        return vec![];
+    };
+    if micro <= 0 {
+        return vec![];
+    }
+    // axolotl: per-device batch including accumulation.
+    if let (Some((device, device_set)), Some((accum, accum_set))) =
+        (s.int(Concept::DeviceBatch), s.int(Concept::GradAccum))
+    {
+        if device_set.origin.is_explicit()
+            && accum_set.origin.is_explicit()
+            && device != micro * accum
+        {
+            return vec![Violation {
+                message: format!(
+                    "{} {device} != {} {micro} x {} {accum} = {}",
+                    device_set.origin.describe(),
+                    micro_set.origin.describe(),
+                    accum_set.origin.describe(),
+                    micro * accum
+                ),
+                span: ctx.span_of(Concept::DeviceBatch),
+                fix: None,
+            }];
+        }
+    }
+    let Some((global, global_set)) = s.int(Concept::GlobalBatch) else {
+        return vec![];
+    };
+    let accum = match s.get(Concept::GradAccum) {
+        None => Some((1, "gradient accumulation 1".to_string())),
+        Some(a) => s
+            .int(Concept::GradAccum)
+            .map(|(v, _)| (v, format!("{} {v}", a.origin.describe()))),
+    };
+    let Some((accum, accum_text)) = accum else {
+        return vec![];
+    };
+    let per_rank = micro * accum.max(1);
+    match ctx.world_size() {
+        Some((ws, ws_source)) if global != per_rank * ws => {
+            let fixed = per_rank * ws;
+            let fix = ctx.set(
+                Concept::GlobalBatch,
+                NewValue::Int(fixed),
+                Applicability::Safe,
+                format!("set `{}` to {fixed}", global_set.origin.key()),
+            );
+            vec![Violation {
+                message: format!(
+                    "{} {global} != {} {micro} x {accum_text} x {ws} processes ({ws_source}) = {fixed}",
+                    global_set.origin.describe(),
+                    micro_set.origin.describe(),
+                ),
+                span: ctx.span_of(Concept::GlobalBatch),
+                fix,
+            }]
+        }
+        None if global % per_rank != 0 => vec![Violation {
+            message: format!(
+                "{} {global} is not divisible by {} {micro} x {accum_text} = {per_rank}, whatever the number of processes",
+                global_set.origin.describe(),
+                micro_set.origin.describe(),
+            ),
+            span: ctx.span_of(Concept::GlobalBatch),
+            fix: None,
+        }],
+        _ => vec![],
+    }
+}

@@ -1,0 +1,281 @@
+//! The rule registry. One file per rule; its `//!` doc comment is its documentation
+//! (`hwlint rule HW202`), in ruff's form: What it does / Why is this bad? / Example / Fix safety.
+
+mod context;
+mod hw201_workers_exceed_cores;
+mod hw202_single_process_loading;
+mod hw203_workers_exceed_ram;
+mod hw204_pin_memory_off;
+mod hw205_persistent_workers_off;
+mod hw301_lr_decay_mismatch;
+mod hw302_warmup_exceeds_steps;
+mod hw303_save_freq_exceeds_steps;
+mod hw304_eval_freq_exceeds_steps;
+mod hw401_bf16_unsupported;
+mod hw402_mixed_precision_off;
+mod hw403_flash_attention_unsupported;
+mod hw404_fp8_unsupported;
+mod hw501_batch_arithmetic_mismatch;
+mod hw502_gpus_exceed_target;
+mod hw602_duplicate_key;
+mod interval;
+mod precision;
+
+pub use context::{Context, RuleOptions, Violation};
+
+use serde::Serialize;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Hash)]
+#[serde(rename_all = "lowercase")]
+pub enum Severity {
+    Info,
+    Warning,
+    Error,
+}
+
+impl Severity {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Severity::Info => "info",
+            Severity::Warning => "warning",
+            Severity::Error => "error",
+        }
+    }
+}
+
+/// Whether a rule can offer a fix.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum FixAvailability {
+    Always,
+    Sometimes,
+    None,
+}
+
+pub struct Rule {
+    pub code: &'static str,
+    pub name: &'static str,
+    pub severity: Severity,
+    pub fix: FixAvailability,
+    /// The source of the rule's file; its `//!` lines are the documentation.
+    source: &'static str,
+    /// `None` for diagnostics the pipeline itself produces (HW902).
+    pub check: Option<fn(&Context) -> Vec<Violation>>,
+}
+
+impl Rule {
+    /// The rule's documentation: its file's `//!` doc comment as markdown.
+    pub fn doc(&self) -> String {
+        self.source
+            .lines()
+            .take_while(|l| l.starts_with("//!"))
+            .map(|l| {
+                l.trim_start_matches("//!")
+                    .strip_prefix(' ')
+                    .unwrap_or(l.trim_start_matches("//!"))
+            })
+            .collect::<Vec<_>>()
+            .join("\n")
+    }
+
+    /// The first line of the documentation after "## What it does".
+    pub fn summary(&self) -> String {
+        let doc = self.doc();
+        doc.split("## What it does")
+            .nth(1)
+            .and_then(|s| s.split("\n\n").map(str::trim).find(|p| !p.is_empty()))
+            .map(|p| p.replace('\n', " "))
+            .unwrap_or_default()
+    }
+}
+
+impl std::fmt::Debug for Rule {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{} {}", self.code, self.name)
+    }
+}
+
+macro_rules! rule {
+    ($module:ident, $code:literal, $name:literal, $sev:ident, $fix:ident) => {
+        Rule {
+            code: $code,
+            name: $name,
+            severity: Severity::$sev,
+            fix: FixAvailability::$fix,
+            source: include_str!(concat!(stringify!($module), ".rs")),
+            check: Some($module::check),
+        }
+    };
+}
+
+/// Every rule, in code order.
+pub static RULES: &[Rule] = &[
+    rule!(
+        hw201_workers_exceed_cores,
+        "HW201",
+        "workers-exceed-cores",
+        Error,
+        Always
+    ),
+    rule!(
+        hw202_single_process_loading,
+        "HW202",
+        "single-process-loading",
+        Warning,
+        Always
+    ),
+    rule!(
+        hw203_workers_exceed_ram,
+        "HW203",
+        "workers-exceed-ram",
+        Warning,
+        Sometimes
+    ),
+    rule!(
+        hw204_pin_memory_off,
+        "HW204",
+        "pin-memory-off",
+        Warning,
+        Always
+    ),
+    rule!(
+        hw205_persistent_workers_off,
+        "HW205",
+        "persistent-workers-off",
+        Info,
+        Always
+    ),
+    rule!(
+        hw301_lr_decay_mismatch,
+        "HW301",
+        "lr-decay-mismatch",
+        Warning,
+        Always
+    ),
+    rule!(
+        hw302_warmup_exceeds_steps,
+        "HW302",
+        "warmup-exceeds-steps",
+        Error,
+        Always
+    ),
+    rule!(
+        hw303_save_freq_exceeds_steps,
+        "HW303",
+        "save-freq-exceeds-steps",
+        Warning,
+        Always
+    ),
+    rule!(
+        hw304_eval_freq_exceeds_steps,
+        "HW304",
+        "eval-freq-exceeds-steps",
+        Warning,
+        Always
+    ),
+    rule!(
+        hw401_bf16_unsupported,
+        "HW401",
+        "bf16-unsupported",
+        Error,
+        Sometimes
+    ),
+    rule!(
+        hw402_mixed_precision_off,
+        "HW402",
+        "mixed-precision-off",
+        Warning,
+        Sometimes
+    ),
+    rule!(
+        hw403_flash_attention_unsupported,
+        "HW403",
+        "flash-attention-unsupported",
+        Error,
+        Sometimes
+    ),
+    rule!(
+        hw404_fp8_unsupported,
+        "HW404",
+        "fp8-unsupported",
+        Error,
+        Sometimes
+    ),
+    rule!(
+        hw501_batch_arithmetic_mismatch,
+        "HW501",
+        "batch-arithmetic-mismatch",
+        Error,
+        Sometimes
+    ),
+    rule!(
+        hw502_gpus_exceed_target,
+        "HW502",
+        "gpus-exceed-target",
+        Error,
+        None
+    ),
+    rule!(hw602_duplicate_key, "HW602", "duplicate-key", Warning, None),
+    Rule {
+        code: "HW902",
+        name: "parse-error",
+        severity: Severity::Error,
+        fix: FixAvailability::None,
+        source: include_str!("hw902_parse_error.md"),
+        check: None,
+    },
+];
+
+pub fn by_code(code: &str) -> Option<&'static Rule> {
+    RULES
+        .iter()
+        .find(|r| r.code.eq_ignore_ascii_case(code) || r.name == code)
+}
+
+/// Whether `code` is chosen by `select` (prefixes; empty = all) and not by `ignore`.
+pub fn is_enabled(code: &str, select: &[String], ignore: &[String]) -> bool {
+    let matches = |p: &String| {
+        code.starts_with(p.to_ascii_uppercase().as_str()) || p.eq_ignore_ascii_case("ALL")
+    };
+    (select.is_empty() || select.iter().any(matches)) && !ignore.iter().any(matches)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_rule_is_documented_in_ruff_form() {
+        for r in RULES {
+            let doc = r.doc();
+            for h in ["## What it does", "## Why is this bad?", "## Example"] {
+                assert!(doc.contains(h), "{} lacks {h}", r.code);
+            }
+            if r.fix != FixAvailability::None {
+                assert!(
+                    doc.contains("## Fix safety"),
+                    "{} lacks ## Fix safety",
+                    r.code
+                );
+            }
+            assert!(!r.summary().is_empty(), "{}", r.code);
+        }
+    }
+
+    #[test]
+    fn codes_are_unique_and_sorted() {
+        let codes: Vec<_> = RULES.iter().map(|r| r.code).collect();
+        let mut sorted = codes.clone();
+        sorted.sort();
+        sorted.dedup();
+        assert_eq!(codes, sorted);
+    }
+
+    #[test]
+    fn select_and_ignore_by_prefix() {
+        let s = |v: &[&str]| v.iter().map(|x| x.to_string()).collect::<Vec<_>>();
+        assert!(is_enabled("HW202", &s(&["HW2"]), &[]));
+        assert!(!is_enabled("HW301", &s(&["HW2"]), &[]));
+        assert!(!is_enabled("HW202", &[], &s(&["hw202"])));
+    }
+}
