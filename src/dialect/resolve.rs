@@ -24,6 +24,7 @@ pub fn resolve(dialect: &Dialect, root: &Node) -> TrainingSetup {
                 let origin = Origin::Default {
                     key,
                     relevant: false,
+                    framework: dialect.title.clone(),
                 };
                 setup.settings.insert(concept, Setting { value, origin });
                 continue;
