@@ -81,6 +81,10 @@ fn check(args: CheckArgs) -> Result<u8, Report> {
         })
         .collect::<Result<_, crate::settings::ConfigError>>()?;
 
+    if args.show_settings {
+        emit(&show_settings(&results))?;
+        return Ok(0);
+    }
     let mut code = 0u8;
     if args.diff {
         let mut diff = String::new();
@@ -134,6 +138,54 @@ fn check(args: CheckArgs) -> Result<u8, Report> {
         code = 1;
     }
     Ok(if args.exit_zero { 0 } else { code })
+}
+
+/// `--show-settings`: what hwlint read from each file, and from where.
+fn show_settings(results: &[FileResult]) -> String {
+    let mut out = String::new();
+    for r in results {
+        let Some(settings) = &r.settings else {
+            continue;
+        };
+        let Some(name) = &r.dialect else {
+            out.push_str(&format!(
+                "{}: not a training config hwlint knows\n",
+                r.path.display()
+            ));
+            continue;
+        };
+        out.push_str(&format!(
+            "{}: {name} · target {}\n",
+            r.path.display(),
+            settings.target.describe()
+        ));
+        let Some(d) = settings.dialects.iter().find(|d| &d.name == name) else {
+            continue;
+        };
+        let Ok(doc) =
+            crate::syntax::parse(&r.text, Format::from_path(&r.path).unwrap_or(Format::Yaml))
+        else {
+            continue;
+        };
+        for root in &doc.roots {
+            if crate::dialect::detect(&settings.dialects, root, doc.format, &r.path)
+                .map(|x| &x.name)
+                != Some(name)
+            {
+                continue;
+            }
+            let setup = crate::dialect::resolve(d, root);
+            for (concept, s) in &setup.settings {
+                out.push_str(&format!(
+                    "  {:<26} {:<22} {}\n",
+                    format!("{concept:?}"),
+                    format!("{:?}", s.value),
+                    s.origin.describe()
+                ));
+            }
+        }
+    }
+    out
 }
 
 /// The target named in the summary line: the one every file used, or a note that they differ.

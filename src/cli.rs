@@ -79,6 +79,10 @@ pub struct CheckArgs {
     /// Ignore every hwlint.toml, .hwlint.toml and [tool.hwlint].
     #[arg(long)]
     pub no_config: bool,
+    /// Print, per file, the dialect recognised and every setting read (value and origin),
+    /// instead of diagnostics.
+    #[arg(long)]
+    pub show_settings: bool,
     /// Print diagnostics only, no summary line.
     #[arg(short, long)]
     pub quiet: bool,

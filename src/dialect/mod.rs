@@ -19,6 +19,10 @@ const BUILTIN: &[(&str, &str)] = &[
         "lerobot.toml",
         include_str!("../../rules/dialects/lerobot.toml"),
     ),
+    (
+        "lerobot-hydra.toml",
+        include_str!("../../rules/dialects/lerobot-hydra.toml"),
+    ),
     ("trl.toml", include_str!("../../rules/dialects/trl.toml")),
     (
         "hf-trainer.toml",

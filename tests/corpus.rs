@@ -1,0 +1,113 @@
+//! Runs hwlint over the 600 real configs in ../shared/corpus (skipped when it is absent):
+//! no panic, no parse error on a file its framework accepts, no error-severity finding under
+//! the default target, and nothing at all on files that are not training configs.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use hwlint::lint::{lint_path, FixMode};
+use hwlint::rules::Severity;
+use hwlint::settings::LoadedConfig;
+use hwlint::syntax::Format;
+
+/// Not valid JSON: a shell script substitutes `BATCH_SIZE_PER_GPU`-style placeholders first.
+const TEMPLATES: [&str; 2] = [
+    "deepspeedai__DeepSpeedExamples/compression/bert/config/ds_config_structural_pruning_TEMPLATE.json",
+    "deepspeedai__DeepSpeedExamples/training/data_efficiency/gpt_finetuning/finetune/ds_config_gpt2-medium_1clmetric_TEMPLATE.json",
+];
+
+fn corpus() -> Option<PathBuf> {
+    let p = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/corpus");
+    p.join("MANIFEST.tsv").is_file().then_some(p)
+}
+
+#[test]
+fn corpus_reads_without_crashes_or_false_errors() {
+    let Some(root) = corpus() else {
+        eprintln!("skipped: ../shared/corpus is absent");
+        return;
+    };
+    let manifest = std::fs::read_to_string(root.join("MANIFEST.tsv")).unwrap();
+    let config = LoadedConfig::empty().unwrap();
+    let mut recognised: BTreeMap<(String, String), usize> = BTreeMap::new();
+    let mut per_code: BTreeMap<&str, usize> = BTreeMap::new();
+    let mut failures = Vec::new();
+    let mut files = 0;
+    for line in manifest.lines().skip(1) {
+        let cols: Vec<&str> = line.split('\t').collect();
+        let (rel, framework) = (cols[0], cols[4]);
+        let path = root.join(rel);
+        let format = Format::from_path(&path).expect("corpus holds only formats hwlint reads");
+        let settings = config.for_file(&path, &Default::default()).unwrap();
+        let result = std::panic::catch_unwind(|| lint_path(&path, format, settings, FixMode::Off));
+        let Ok(result) = result else {
+            failures.push(format!("{rel}: panicked"));
+            continue;
+        };
+        files += 1;
+        *recognised
+            .entry((
+                framework.to_string(),
+                result.dialect.clone().unwrap_or_else(|| "-".into()),
+            ))
+            .or_default() += 1;
+        for d in &result.diagnostics {
+            *per_code.entry(d.rule.code).or_default() += 1;
+            let expected_parse_error = d.rule.code == "HW902" && TEMPLATES.contains(&rel);
+            if framework == "not-training" {
+                failures.push(format!(
+                    "{rel}: not a training config, but {} {}",
+                    d.rule.code, d.message
+                ));
+            } else if d.severity() == Severity::Error && !expected_parse_error {
+                failures.push(format!("{rel}: {} {}", d.rule.code, d.message));
+            }
+        }
+    }
+    eprintln!("corpus: {files} files linted");
+    eprintln!("framework (manifest) -> dialect recognised: files");
+    for ((framework, dialect), n) in &recognised {
+        eprintln!("  {framework:<20} -> {dialect:<12} {n}");
+    }
+    eprintln!("diagnostics per code: {per_code:?}");
+    assert_eq!(files, 600);
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+#[test]
+fn corpus_fixes_keep_files_parseable_and_converge() {
+    let Some(root) = corpus() else {
+        eprintln!("skipped: ../shared/corpus is absent");
+        return;
+    };
+    let manifest = std::fs::read_to_string(root.join("MANIFEST.tsv")).unwrap();
+    let config = LoadedConfig::empty().unwrap();
+    let mut fixed_files = 0;
+    for line in manifest.lines().skip(1) {
+        let rel = line.split('\t').next().unwrap();
+        let path = root.join(rel);
+        let format = Format::from_path(&path).unwrap();
+        let settings = config.for_file(&path, &Default::default()).unwrap();
+        // Unsafe fixes too: the most edits the fixer can make, in memory only.
+        let mode = FixMode::Apply(hwlint::fix::Applicability::Unsafe);
+        let r = lint_path(&path, format, settings.clone(), mode);
+        if !r.changed() {
+            continue;
+        }
+        fixed_files += 1;
+        hwlint::syntax::parse(&r.text, format)
+            .unwrap_or_else(|e| panic!("{rel}: fix broke the file: {e:?}"));
+        let again = hwlint::lint::lint_source(&path, &r.text, format, &settings, mode);
+        assert!(
+            !again.changed(),
+            "{rel}: a second --fix changed the file again"
+        );
+        assert!(
+            !r.diagnostics
+                .iter()
+                .any(|d| d.message.contains("internal error")),
+            "{rel}: fix reverted"
+        );
+    }
+    eprintln!("corpus: {fixed_files} files would change under --fix --unsafe-fixes");
+}
