@@ -1,0 +1,184 @@
+//! The command line: exit codes, --diff, --fix, --select/--ignore, config discovery,
+//! per-path targets, files that are not training configs, broken files.
+
+use std::fs;
+use std::path::Path;
+
+use assert_cmd::Command;
+
+fn hwlint(dir: &Path) -> Command {
+    let mut c = Command::cargo_bin("hwlint").unwrap();
+    c.current_dir(dir)
+        .env("NO_COLOR", "1")
+        .env_remove("GITHUB_ACTIONS");
+    c
+}
+
+fn write(dir: &Path, rel: &str, text: &str) {
+    let p = dir.join(rel);
+    fs::create_dir_all(p.parent().unwrap()).unwrap();
+    fs::write(p, text).unwrap();
+}
+
+const BAD_HF: &str = "# HF Trainer args\nper_device_train_batch_size: 8\ngradient_accumulation_steps: 2\nmax_steps: 100\nsave_steps: 500   # copied\nlearning_rate: 2.0e-5\n";
+const BAD_LEROBOT: &str = "{\n  \"dataset\": {\"repo_id\": \"lerobot/pusht\"},\n  \"policy\": {\"type\": \"diffusion\"},\n  \"batch_size\": 64,\n  \"steps\": 200000,\n  \"num_workers\": 0,\n  \"save_freq\": 20000\n}\n";
+
+fn stdout(c: &mut Command) -> (i32, String) {
+    let out = c.output().unwrap();
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+    )
+}
+
+#[test]
+fn exit_codes() {
+    let d = tempfile::tempdir().unwrap();
+    write(d.path(), "clean/args.yaml", "per_device_train_batch_size: 8\ngradient_accumulation_steps: 2\nmax_steps: 1000\nsave_steps: 500\nlearning_rate: 2.0e-5\n");
+    write(d.path(), "bad/args.yaml", BAD_HF);
+    assert_eq!(stdout(hwlint(d.path()).arg("clean")).0, 0);
+    let (code, out) = stdout(hwlint(d.path()).args(["bad", "--output-format", "concise"]));
+    assert_eq!(code, 1, "{out}");
+    assert!(out.contains("bad/args.yaml:5:13: HW303"), "{out}");
+    assert_eq!(stdout(hwlint(d.path()).args(["bad", "--exit-zero"])).0, 0);
+    assert_eq!(stdout(hwlint(d.path()).arg("missing")).0, 2);
+    write(d.path(), "badcfg/hwlint.toml", "target = \"no-such-gpu\"\n");
+    write(d.path(), "badcfg/a.yaml", BAD_HF);
+    let out = hwlint(d.path()).arg("badcfg").output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("no-such-gpu"));
+    // Info never fails a run; `check` is the default subcommand.
+    assert_eq!(stdout(hwlint(d.path()).args(["check", "clean"])).0, 0);
+}
+
+#[test]
+fn diff_prints_and_writes_nothing() {
+    let d = tempfile::tempdir().unwrap();
+    write(d.path(), "train_config.json", BAD_LEROBOT);
+    let (code, out) = stdout(hwlint(d.path()).args(["--diff", "train_config.json"]));
+    assert_eq!(code, 1);
+    assert!(
+        out.contains("-  \"num_workers\": 0,") && out.contains("+  \"num_workers\": 8,"),
+        "{out}"
+    );
+    assert_eq!(
+        fs::read_to_string(d.path().join("train_config.json")).unwrap(),
+        BAD_LEROBOT
+    );
+}
+
+#[test]
+fn fix_writes_keeps_comments_and_is_idempotent() {
+    let d = tempfile::tempdir().unwrap();
+    let text = "\u{feff}# loader\r\nper_device_train_batch_size: 8\r\ndataloader_num_workers: 64 # too many\r\nmax_steps: 1000\r\n";
+    write(d.path(), "args.yaml", text);
+    let (code, out) = stdout(hwlint(d.path()).args(["--fix", "args.yaml"]));
+    assert_eq!(code, 0, "{out}");
+    let fixed = fs::read_to_string(d.path().join("args.yaml")).unwrap();
+    assert_eq!(fixed, text.replace("64 # too many", "15 # too many"));
+    assert!(out.contains("Fixed 1 problem"), "{out}");
+    let (code, _) = stdout(hwlint(d.path()).args(["--fix", "args.yaml"]));
+    assert_eq!(code, 0);
+    assert_eq!(
+        fs::read_to_string(d.path().join("args.yaml")).unwrap(),
+        fixed
+    );
+}
+
+#[test]
+fn select_and_ignore() {
+    let d = tempfile::tempdir().unwrap();
+    write(d.path(), "a.yaml", BAD_HF);
+    assert_eq!(
+        stdout(hwlint(d.path()).args(["a.yaml", "--ignore", "HW3"])).0,
+        0
+    );
+    assert_eq!(
+        stdout(hwlint(d.path()).args(["a.yaml", "--select", "HW2,HW4"])).0,
+        0
+    );
+    assert_eq!(
+        stdout(hwlint(d.path()).args(["a.yaml", "--select", "HW303"])).0,
+        1
+    );
+}
+
+#[test]
+fn closest_config_wins_and_per_path_targets() {
+    let d = tempfile::tempdir().unwrap();
+    let trl = "model_name_or_path: Qwen/Qwen2.5-0.5B\nmax_length: 1024\nper_device_train_batch_size: 4\nnum_train_epochs: 1\n";
+    write(
+        d.path(),
+        "hwlint.toml",
+        "target = \"h100-sxm\"\n\n[[per-path]]\npaths = [\"old/**\"]\ntarget = \"t4\"\n",
+    );
+    write(d.path(), "a/sft.yaml", trl);
+    write(d.path(), "old/sft.yaml", trl);
+    write(d.path(), "b/hwlint.toml", "target = \"v100-16gb\"\n");
+    write(d.path(), "b/sft.yaml", trl);
+    let (_, out) = stdout(hwlint(d.path()).args([".", "--output-format", "concise"]));
+    // TRL trains in bf16 by default: fine on H100, not on T4 or V100.
+    assert!(!out.contains("a/sft.yaml"), "{out}");
+    assert!(out.contains("old/sft.yaml:1:1: HW401"), "{out}");
+    assert!(out.contains("b/sft.yaml:1:1: HW401"), "{out}");
+    assert!(out.contains("varies per file"), "{out}");
+    // Flags win over files.
+    let (code, _) = stdout(hwlint(d.path()).args([".", "--target", "a100-80gb"]));
+    assert_eq!(code, 0);
+    let (code, _) = stdout(hwlint(d.path()).args([".", "--no-config"]));
+    assert_eq!(code, 0);
+}
+
+#[test]
+fn non_training_files_are_silent_and_broken_files_do_not_stop_the_run() {
+    let d = tempfile::tempdir().unwrap();
+    write(d.path(), "workflow.yml", "name: ci\non: [push]\njobs:\n  test:\n    runs-on: ubuntu-latest\n    steps:\n      - run: cargo test\n");
+    write(
+        d.path(),
+        "tokenizer.json",
+        "{\"version\": \"1.0\", \"model\": {\"type\": \"BPE\", \"vocab\": {\"a\": 0}}}\n",
+    );
+    write(
+        d.path(),
+        "package.json",
+        "{\"name\": \"x\", \"version\": \"1.0.0\"}\n",
+    );
+    write(d.path(), "pyproject.toml", "[project]\nname = \"x\"\n");
+    write(d.path(), "notes.txt", "not a config");
+    let (code, out) = stdout(hwlint(d.path()).args([".", "--output-format", "concise", "-q"]));
+    assert_eq!((code, out.as_str()), (0, ""));
+    // Named explicitly, a file of a type hwlint does not read is skipped silently.
+    assert_eq!(stdout(hwlint(d.path()).arg("notes.txt")).0, 0);
+    write(d.path(), "broken.yaml", "a: [1, 2\nb: 3\n");
+    write(d.path(), "binary.json", "\u{0}\u{1}\u{2}");
+    write(d.path(), "args.yaml", BAD_HF);
+    let (code, out) = stdout(hwlint(d.path()).args([".", "--output-format", "concise"]));
+    assert_eq!(code, 1);
+    assert!(
+        out.contains("broken.yaml:") && out.contains("HW902 yaml parse error"),
+        "{out}"
+    );
+    assert!(
+        out.contains("binary.json:1:1: HW902 not a text file"),
+        "{out}"
+    );
+    assert!(out.contains("args.yaml:5:13: HW303"), "{out}");
+}
+
+#[test]
+fn json_output_and_targets() {
+    let d = tempfile::tempdir().unwrap();
+    write(d.path(), "a.yaml", BAD_HF);
+    let (_, out) =
+        stdout(hwlint(d.path()).args(["a.yaml", "--output-format", "json", "--unsafe-fixes"]));
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(v[0]["code"], "HW303");
+    assert_eq!(v[0]["location"]["row"], 5);
+    assert_eq!(v[0]["fix"]["applicability"], "unsafe");
+    assert_eq!(v[0]["fix"]["edits"][0]["content"], "100");
+    let (code, out) = stdout(hwlint(d.path()).arg("targets"));
+    assert_eq!(code, 0);
+    for gpu in ["rtx-4090", "h100-sxm", "v100-16gb", "b200"] {
+        assert!(out.contains(gpu), "{out}");
+    }
+}

@@ -1,0 +1,187 @@
+//! Every rule against its fixtures in fixtures/rules/<CODE>/: `bad-*` files fire the rule,
+//! `clean-*` files do not; snapshots of the concise, full and json output and of each fixed
+//! file; and a fix round trip for every bad file whose diagnostic carries a fix.
+
+use std::path::{Path, PathBuf};
+
+use hwlint::fix::Applicability;
+use hwlint::lint::{lint_path, lint_source, FileResult, FixMode};
+use hwlint::report;
+use hwlint::settings::{ConfigResolver, Overrides};
+use hwlint::syntax::{parse, Format};
+
+fn lint(path: &Path, mode: FixMode) -> FileResult {
+    let configs = ConfigResolver::new(Overrides::default()).unwrap();
+    let settings = configs
+        .config_for(path)
+        .unwrap()
+        .for_file(path, &Overrides::default())
+        .unwrap();
+    lint_path(path, Format::from_path(path).unwrap(), settings, mode)
+}
+
+fn rule_dirs() -> Vec<PathBuf> {
+    let mut dirs: Vec<PathBuf> = std::fs::read_dir("fixtures/rules")
+        .expect("fixtures/rules exists")
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.is_dir())
+        .collect();
+    dirs.sort();
+    dirs
+}
+
+fn files(dir: &Path) -> Vec<PathBuf> {
+    let mut files: Vec<PathBuf> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.file_name().unwrap() != "hwlint.toml" && Format::from_path(p).is_some())
+        .collect();
+    files.sort();
+    files
+}
+
+fn is_bad(p: &Path) -> bool {
+    p.file_name().unwrap().to_string_lossy().starts_with("bad-")
+}
+
+#[test]
+fn every_rule_has_fixtures() {
+    let dirs: Vec<String> = rule_dirs()
+        .iter()
+        .map(|d| d.file_name().unwrap().to_string_lossy().into_owned())
+        .collect();
+    for rule in hwlint::rules::RULES {
+        assert!(
+            dirs.contains(&rule.code.to_string()),
+            "no fixtures for {}",
+            rule.code
+        );
+    }
+}
+
+#[test]
+fn bad_fixtures_fire_and_clean_fixtures_do_not() {
+    for dir in rule_dirs() {
+        let code = dir.file_name().unwrap().to_string_lossy().into_owned();
+        let fs = files(&dir);
+        assert!(fs.iter().any(|p| is_bad(p)), "{code}: no bad-* fixture");
+        assert!(fs.iter().any(|p| !is_bad(p)), "{code}: no clean-* fixture");
+        let mut snapshot = String::new();
+        for path in &fs {
+            let r = lint(path, FixMode::Off);
+            let fired = r.diagnostics.iter().any(|d| d.rule.code == code);
+            if is_bad(path) {
+                assert!(fired, "{} does not fire {code}", path.display());
+            } else {
+                assert!(!fired, "{} fires {code}", path.display());
+            }
+            snapshot.push_str(&format!(
+                "## {} (dialect: {})\n",
+                path.display(),
+                r.dialect.as_deref().unwrap_or("-")
+            ));
+            snapshot.push_str(&report::render_concise(std::slice::from_ref(&r), false));
+            if is_bad(path) {
+                snapshot.push_str("\n### full\n");
+                snapshot.push_str(&report::render_full(std::slice::from_ref(&r), false, false));
+                snapshot.push_str("### json\n");
+                snapshot.push_str(&report::render_json(std::slice::from_ref(&r)));
+                let fixed = lint(path, FixMode::Apply(Applicability::Unsafe));
+                if fixed.changed() {
+                    snapshot.push_str("### fixed (--fix --unsafe-fixes)\n");
+                    snapshot.push_str(&fixed.text);
+                    if !fixed.text.ends_with('\n') {
+                        snapshot.push_str("\n[no final newline]\n");
+                    }
+                }
+            }
+            snapshot.push('\n');
+        }
+        insta::assert_snapshot!(format!("rule_{code}"), snapshot);
+    }
+}
+
+/// Every byte the fix did not mean to touch is unchanged: each changed region of the diff
+/// lies inside (or at) one of the edits the fixes made.
+fn assert_only_edits_changed(
+    path: &Path,
+    before: &str,
+    after: &str,
+    edits: &[std::ops::Range<usize>],
+) {
+    let diff = similar::TextDiff::configure()
+        .algorithm(similar::Algorithm::Myers)
+        .diff_chars(before, after);
+    for op in diff.ops() {
+        if matches!(op.tag(), similar::DiffTag::Equal) {
+            continue;
+        }
+        let old = op.old_range();
+        // Offsets of the diff are in chars; convert to bytes.
+        let to_byte = |c: usize| {
+            before
+                .char_indices()
+                .nth(c)
+                .map_or(before.len(), |(b, _)| b)
+        };
+        let (s, e) = (to_byte(old.start), to_byte(old.end));
+        assert!(
+            edits
+                .iter()
+                .any(|r| r.start <= s && e <= r.end.max(r.start)),
+            "{}: bytes {s}..{e} changed outside the fix edits {edits:?}",
+            path.display()
+        );
+    }
+}
+
+#[test]
+fn fixes_round_trip() {
+    let mut checked = 0;
+    for dir in rule_dirs() {
+        let code = dir.file_name().unwrap().to_string_lossy().into_owned();
+        for path in files(&dir).into_iter().filter(|p| is_bad(p)) {
+            let before = lint(&path, FixMode::Off);
+            let Some(fix) = before
+                .diagnostics
+                .iter()
+                .find(|d| d.rule.code == code)
+                .and_then(|d| d.fix.clone())
+            else {
+                continue;
+            };
+            let format = Format::from_path(&path).unwrap();
+            let configs = ConfigResolver::new(Overrides::default()).unwrap();
+            let settings = configs
+                .config_for(&path)
+                .unwrap()
+                .for_file(&path, &Overrides::default())
+                .unwrap();
+            // Apply only this rule's fix, once, to check its edits precisely.
+            let (once, _) = hwlint::fix::apply_fixes(&before.text, [&fix]);
+            parse(&once, format).unwrap_or_else(|e| {
+                panic!("{}: {code} fix breaks the file: {e:?}", path.display())
+            });
+            let ranges: Vec<_> = fix.edits.iter().map(|e| e.range.clone()).collect();
+            assert_only_edits_changed(&path, &before.text, &once, &ranges);
+            let after = lint_source(&path, &once, format, &settings, FixMode::Off);
+            assert!(
+                !after.diagnostics.iter().any(|d| d.rule.code == code),
+                "{}: {code} still fires after its fix",
+                path.display()
+            );
+            // The fixer as a whole converges and is idempotent.
+            let mode = FixMode::Apply(Applicability::Unsafe);
+            let fixed = lint_source(&path, &before.original, format, &settings, mode);
+            let again = lint_source(&path, &fixed.text, format, &settings, mode);
+            assert_eq!(
+                fixed.text,
+                again.text,
+                "{}: a second --fix changes the file",
+                path.display()
+            );
+            checked += 1;
+        }
+    }
+    assert!(checked >= 10, "only {checked} fix round trips ran");
+}
