@@ -127,12 +127,11 @@ fn last_leaf(node: &Node) -> (usize, bool) {
         NodeKind::Map(m) if m.style == MapStyle::Block => m
             .entries
             .iter()
-            .filter(|e| !e.value.shared)
-            .next_back()
+            .rfind(|e| !e.value.shared)
             .map_or((node.span.end, false), |e| last_leaf(&e.value)),
-        NodeKind::Seq(items) if !text_is_flow(node) => items
-            .last()
-            .map_or((node.span.end, false), |n| last_leaf(n)),
+        NodeKind::Seq(items) if !text_is_flow(node) => {
+            items.last().map_or((node.span.end, false), last_leaf)
+        }
         NodeKind::Scalar(s) => (node.span.end, s.kind == ScalarKind::Str(Quote::Block)),
         _ => (node.span.end, false),
     }
