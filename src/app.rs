@@ -127,6 +127,7 @@ fn check(args: CheckArgs) -> Result<u8, Report> {
             &results,
             &target_text(&results, &configs)?,
             args.unsafe_fixes,
+            args.diff,
         );
         if args.diff {
             eprintln!("{line}");

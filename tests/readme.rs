@@ -4,7 +4,8 @@
 use hwlint::rules::{FixAvailability, RULES};
 
 fn rule_table() -> String {
-    let mut s = String::from("| code | name | severity | fix | what it checks |\n|---|---|---|---|---|\n");
+    let mut s =
+        String::from("| code | name | severity | fix | what it checks |\n|---|---|---|---|---|\n");
     for r in RULES {
         let fix = match r.fix {
             FixAvailability::Always => "yes",
@@ -33,12 +34,25 @@ fn replace_between(text: &str, start: &str, end: &str, body: &str) -> String {
 fn readme_tables_are_current() {
     let path = concat!(env!("CARGO_MANIFEST_DIR"), "/README.md");
     let text = std::fs::read_to_string(path).unwrap();
-    let mut want = replace_between(&text, "<!-- rules:start -->", "<!-- rules:end -->", &rule_table());
+    let mut want = replace_between(
+        &text,
+        "<!-- rules:start -->",
+        "<!-- rules:end -->",
+        &rule_table(),
+    );
     let targets = format!("```text\n{}```\n", hwlint::app::targets_table());
-    want = replace_between(&want, "<!-- targets:start -->", "<!-- targets:end -->", &targets);
+    want = replace_between(
+        &want,
+        "<!-- targets:start -->",
+        "<!-- targets:end -->",
+        &targets,
+    );
     if std::env::var_os("UPDATE_README").is_some() {
         std::fs::write(path, &want).unwrap();
         return;
     }
-    assert!(text == want, "README tables are stale: run `UPDATE_README=1 cargo test --test readme`");
+    assert!(
+        text == want,
+        "README tables are stale: run `UPDATE_README=1 cargo test --test readme`"
+    );
 }

@@ -61,12 +61,18 @@ pub fn counts(results: &[FileResult]) -> Counts {
 }
 
 /// `Found 7 problems (5 fixable with --fix) · target workstation: 1 x rtx-4090 (23.6 GiB), ...`
-pub fn summary(results: &[FileResult], target: &str, unsafe_enabled: bool) -> String {
+pub fn summary(
+    results: &[FileResult],
+    target: &str,
+    unsafe_enabled: bool,
+    dry_run: bool,
+) -> String {
     let c = counts(results);
     let mut s = String::new();
     if c.fixed > 0 {
         s.push_str(&format!(
-            "Fixed {} problem{}. ",
+            "{} {} problem{}. ",
+            if dry_run { "Would fix" } else { "Fixed" },
             c.fixed,
             if c.fixed == 1 { "" } else { "s" }
         ));

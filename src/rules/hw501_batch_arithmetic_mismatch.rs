@@ -70,44 +70,61 @@ pub(crate) fn check(ctx: &Context) -> Vec<Violation> {
     let Some((global, global_set)) = s.int(Concept::GlobalBatch) else {
         return vec![];
     };
+    // Accumulation the file does not state is derived by the framework from the other two.
     let accum = match s.get(Concept::GradAccum) {
-        None => Some((1, "gradient accumulation 1".to_string())),
-        Some(a) => s
-            .int(Concept::GradAccum)
-            .map(|(v, _)| (v, format!("{} {v}", a.origin.describe()))),
+        None => None,
+        Some(a) => match s.int(Concept::GradAccum) {
+            Some((v, _)) => Some((v.max(1), format!("{} {v}", a.origin.describe()))),
+            None => return vec![],
+        },
     };
-    let Some((accum, accum_text)) = accum else {
-        return vec![];
+    let ws = ctx.world_size();
+    let per_step = micro * accum.as_ref().map_or(1, |(a, _)| *a);
+    let accum_text = accum
+        .as_ref()
+        .map_or(String::new(), |(_, t)| format!(" x {t}"));
+    let violation = |message: String, fix| {
+        vec![Violation {
+            message,
+            span: ctx.span_of(Concept::GlobalBatch),
+            fix,
+        }]
     };
-    let per_rank = micro * accum.max(1);
-    match ctx.world_size() {
-        Some((ws, ws_source)) if global != per_rank * ws => {
-            let fixed = per_rank * ws;
+    match (&accum, ws) {
+        (Some(_), Some((ws, ws_source))) if global != per_step * ws => {
+            let fixed = per_step * ws;
             let fix = ctx.set(
                 Concept::GlobalBatch,
                 NewValue::Int(fixed),
                 Applicability::Safe,
                 format!("set `{}` to {fixed}", global_set.origin.key()),
             );
-            vec![Violation {
-                message: format!(
-                    "{} {global} != {} {micro} x {accum_text} x {ws} processes ({ws_source}) = {fixed}",
+            violation(
+                format!(
+                    "{} {global} != {} {micro}{accum_text} x {ws} processes ({ws_source}) = {fixed}",
                     global_set.origin.describe(),
                     micro_set.origin.describe(),
                 ),
-                span: ctx.span_of(Concept::GlobalBatch),
                 fix,
-            }]
+            )
         }
-        None if global % per_rank != 0 => vec![Violation {
-            message: format!(
-                "{} {global} is not divisible by {} {micro} x {accum_text} = {per_rank}, whatever the number of processes",
+        (None, Some((ws, ws_source))) if global % (micro * ws) != 0 => violation(
+            format!(
+                "{} {global} is not divisible by {} {micro} x {ws} processes ({ws_source}) = {}: no whole gradient accumulation gives it",
+                global_set.origin.describe(),
+                micro_set.origin.describe(),
+                micro * ws
+            ),
+            None,
+        ),
+        (_, None) if global % per_step != 0 => violation(
+            format!(
+                "{} {global} is not divisible by {} {micro}{accum_text} = {per_step}, whatever the number of processes",
                 global_set.origin.describe(),
                 micro_set.origin.describe(),
             ),
-            span: ctx.span_of(Concept::GlobalBatch),
-            fix: None,
-        }],
+            None,
+        ),
         _ => vec![],
     }
 }
