@@ -182,3 +182,29 @@ fn json_output_and_targets() {
         assert!(out.contains(gpu), "{out}");
     }
 }
+
+#[test]
+fn user_dialect_from_hwlint_toml() {
+    let d = tempfile::tempdir().unwrap();
+    write(
+        d.path(),
+        "tools/our_trainer.toml",
+        "name = \"ours\"\ntitle = \"Our trainer\"\nformats = [\"yaml\"]\n[[detect]]\nkeys = { \"ours.version\" = 2 }\nmin_score = 2\n[settings.num_workers]\nfrom = [{ key = \"loader.workers\" }]\n",
+    );
+    write(
+        d.path(),
+        "hwlint.toml",
+        "dialects = [\"tools/our_trainer.toml\"]\n",
+    );
+    write(
+        d.path(),
+        "run.yaml",
+        "ours:\n  version: 1\nloader:\n  workers: 0\n",
+    );
+    let (code, out) = stdout(hwlint(d.path()).args(["run.yaml", "--output-format", "concise"]));
+    assert_eq!(code, 1, "{out}");
+    assert!(
+        out.contains("run.yaml:4:12: HW202 `loader.workers` is 0"),
+        "{out}"
+    );
+}
