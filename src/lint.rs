@@ -224,7 +224,9 @@ pub fn lint_text(
         };
         dialect_name.get_or_insert_with(|| d.name.clone());
         let setup = dialect::resolve(d, root);
+        let linked = dialect::linked_deepspeed(&setup, path, &settings.dialects);
         let ctx = Context {
+            linked: linked.as_ref(),
             setup: &setup,
             dialect: d,
             target: &settings.target,

@@ -208,3 +208,20 @@ fn user_dialect_from_hwlint_toml() {
         "{out}"
     );
 }
+
+#[test]
+fn torchtitan_data_parallel_degree_excludes_model_parallel() {
+    let d = tempfile::tempdir().unwrap();
+    let base = "[job]\ndump_folder = \"./outputs\"\n\n[model]\nname = \"llama3\"\nflavor = \"8B\"\n\n[training]\nlocal_batch_size = 8\nglobal_batch_size = 96\nsteps = 1000\n";
+    write(d.path(), "dp.toml", base);
+    write(
+        d.path(),
+        "tp.toml",
+        &format!("{base}\n[parallelism]\ntensor_parallel_degree = 2\n"),
+    );
+    let (_, out) =
+        stdout(hwlint(d.path()).args([".", "--gpus", "8", "--output-format", "concise"]));
+    // 8 GPUs: DP 8 -> 96 is not a multiple of 8 x 8; with TP 2, DP 4 -> 96 = 8 x 4 x 3.
+    assert!(out.contains("dp.toml:10:21: HW501"), "{out}");
+    assert!(!out.contains("tp.toml"), "{out}");
+}

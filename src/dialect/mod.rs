@@ -92,6 +92,46 @@ pub fn with_user_dialects(paths: &[std::path::PathBuf]) -> Result<Vec<Dialect>, 
     Ok(out)
 }
 
+/// A config another one points at (the DeepSpeed JSON named by `deepspeed:`), read through
+/// its own dialect so rules can compare the two.
+#[derive(Debug, Clone)]
+pub struct LinkedConfig {
+    /// The path as the referring file wrote it.
+    pub path: String,
+    pub setup: TrainingSetup,
+}
+
+/// Reads the DeepSpeed JSON that `setup` names, looked up next to `file` and then in each folder
+/// above it (frameworks resolve it against the launch folder, usually the repository root).
+pub fn linked_deepspeed(
+    setup: &TrainingSetup,
+    file: &Path,
+    dialects: &[Dialect],
+) -> Option<LinkedConfig> {
+    let (written, _) = setup.str(Concept::DeepspeedConfig)?;
+    if !written.ends_with(".json") {
+        return None;
+    }
+    let dialect = dialects.iter().find(|d| d.name == "deepspeed")?;
+    let start = std::path::absolute(file).ok()?;
+    let found = if Path::new(written).is_absolute() {
+        Some(Path::new(written).to_path_buf())
+    } else {
+        start
+            .ancestors()
+            .skip(1)
+            .map(|dir| dir.join(written))
+            .find(|p| p.is_file())
+    }?;
+    let text = crate::lint::read_text(&found).ok()?;
+    let doc = crate::syntax::parse(&text, Format::Json).ok()?;
+    let root = doc.roots.first()?;
+    Some(LinkedConfig {
+        path: written.to_string(),
+        setup: resolve(dialect, root),
+    })
+}
+
 fn has_path(root: &Node, dotted: &str) -> bool {
     let path: Vec<&str> = dotted.split('.').collect();
     root.get_path(&path).is_some()

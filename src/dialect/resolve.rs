@@ -106,16 +106,24 @@ fn is_symbolic(s: &str) -> bool {
 
 /// Whether another key has one of the accepted values: `None` when it is symbolic.
 fn condition_holds(loader: Loader, root: &Node, cond: &Condition) -> Option<bool> {
-    let other = root
-        .get_path(&path_of(&cond.key))
-        .and_then(|n| n.as_scalar())
-        .map(|s| s.value(loader))
-        .filter(|v| *v != Value::Null)
-        .map(|v| value_text(&v))
-        .or_else(|| cond.default.clone());
+    let other = match root.get_path(&path_of(&cond.key)) {
+        Some(node) => match node.as_scalar() {
+            Some(s) => Some(s.value(loader))
+                .filter(|v| *v != Value::Null)
+                .map(|v| value_text(&v)),
+            // A mapping or list: present, with no text to compare.
+            None => Some(String::from("{...}")),
+        },
+        None => None,
+    }
+    .or_else(|| cond.default.clone());
     match other {
         Some(v) if is_symbolic(&v) => None,
-        Some(v) => Some(cond.is.iter().any(|x| x.eq_ignore_ascii_case(&v))),
+        Some(v) => Some(
+            cond.is
+                .iter()
+                .any(|x| x == "*" || x.eq_ignore_ascii_case(&v)),
+        ),
         None => Some(false),
     }
 }

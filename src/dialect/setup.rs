@@ -52,6 +52,12 @@ pub enum Concept {
     Optimizer,
     /// Whether the run trains on a GPU at all (`false` for `accelerator: cpu`).
     UsesGpu,
+    /// Path of a DeepSpeed JSON the run uses (HF Trainer / TRL / axolotl `deepspeed:`).
+    DeepspeedConfig,
+    /// Model-parallel degrees: data-parallel degree = world size / (TP x PP x CP).
+    TensorParallel,
+    PipelineParallel,
+    ContextParallel,
 }
 
 /// The type a concept's value has once mapped.
@@ -69,7 +75,8 @@ impl Concept {
         match self {
             MicroBatch | GlobalBatch | DeviceBatch | GradAccum | Processes | DevicesPerNode
             | Nodes | NumWorkers | PrefetchFactor | TotalSteps | DecaySteps | SaveInterval
-            | EvalInterval | SeqLen | ImageSize | LoraR | ZeroStage => ValueType::Int,
+            | EvalInterval | SeqLen | ImageSize | LoraR | ZeroStage | TensorParallel
+            | PipelineParallel | ContextParallel => ValueType::Int,
             Epochs | WarmupSteps | WarmupRatio => ValueType::Float,
             PinMemory | PersistentWorkers | LoadIn4bit | UsesGpu => ValueType::Bool,
             Scheduler
@@ -78,7 +85,8 @@ impl Concept {
             | Attention
             | Model
             | Fsdp
-            | Optimizer => ValueType::Str,
+            | Optimizer
+            | DeepspeedConfig => ValueType::Str,
         }
     }
 }

@@ -89,7 +89,7 @@ pub struct Source {
 #[serde(deny_unknown_fields)]
 pub struct Condition {
     pub key: String,
-    /// Accepted values, as text.
+    /// Accepted values, as text; `"*"` accepts any value that is present and not null.
     pub is: Vec<String>,
     /// The other key's framework default, as text, when it is absent.
     pub default: Option<String>,

@@ -1,7 +1,7 @@
 //! What a rule sees: the setup, the target, and a writer that turns "set X to Y" into edits in
 //! the file that set X.
 
-use crate::dialect::{Concept, Dialect, Origin, TrainingSetup};
+use crate::dialect::{Concept, Dialect, LinkedConfig, Origin, TrainingSetup};
 use crate::fix::{Applicability, Fix};
 use crate::hardware::Target;
 use crate::syntax::edit::{insert_key, replace_scalar, NewValue};
@@ -24,6 +24,8 @@ impl Default for RuleOptions {
 
 pub struct Context<'a> {
     pub setup: &'a TrainingSetup,
+    /// The DeepSpeed JSON this file names, if it could be read.
+    pub linked: Option<&'a LinkedConfig>,
     pub dialect: &'a Dialect,
     pub target: &'a Target,
     pub text: &'a str,
@@ -59,9 +61,32 @@ impl Context<'_> {
             let nodes = s.int(Concept::Nodes).map_or(1, |(n, _)| n);
             return Some((d * nodes, set.origin.describe()));
         }
-        self.target
-            .gpus
-            .map(|g| (i64::from(g), format!("target {}", self.target.name)))
+        self.target.gpus.map(|g| {
+            (
+                i64::from(g),
+                format!("the {g} GPUs of target {}", self.target.name),
+            )
+        })
+    }
+
+    /// Data-parallel processes: the world size over the model-parallel degrees (TP x PP x CP).
+    pub fn data_parallel(&self) -> Option<(i64, String)> {
+        let (ws, source) = self.world_size()?;
+        let mut model = 1;
+        for c in [
+            Concept::TensorParallel,
+            Concept::PipelineParallel,
+            Concept::ContextParallel,
+        ] {
+            if self.setup.is_unknown(c) {
+                return None;
+            }
+            model *= self.setup.int(c).map_or(1, |(v, _)| v.max(1));
+        }
+        if model == 1 {
+            return Some((ws, source));
+        }
+        (ws % model == 0).then(|| (ws / model, format!("{source} / {model} model-parallel")))
     }
 
     /// Processes on one node: what the file says, else the target's GPUs, else one.

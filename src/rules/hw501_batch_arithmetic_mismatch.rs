@@ -8,7 +8,11 @@
 //! - axolotl: `batch_size` (per GPU) must equal `micro_batch_size` x
 //!   `gradient_accumulation_steps`.
 //! - torchtitan: `global_batch_size` must be divisible by `local_batch_size` x the
-//!   data-parallel degree.
+//!   data-parallel degree (world size / (tensor x pipeline x context parallel degrees)).
+//! - Hugging Face Trainer, TRL and axolotl with `deepspeed: ds_config.json`: a literal
+//!   `train_micro_batch_size_per_gpu` or `gradient_accumulation_steps` in the JSON must equal
+//!   the per-device batch and accumulation of the training arguments (the Trainer stops with
+//!   "mismatch" otherwise); `"auto"` always agrees.
 //!
 //! `"auto"` values (filled in by the Hugging Face integration) are never a mismatch; the world
 //! size is used only when the file, `--gpus` or a chosen target states it.
@@ -39,6 +43,42 @@ use crate::fix::Applicability;
 use crate::syntax::edit::NewValue;
 
 pub(crate) fn check(ctx: &Context) -> Vec<Violation> {
+    let mut out = linked_mismatches(ctx);
+    out.extend(own_arithmetic(ctx));
+    out
+}
+
+/// The training arguments against the DeepSpeed JSON they name.
+fn linked_mismatches(ctx: &Context) -> Vec<Violation> {
+    let Some(linked) = ctx.linked else {
+        return vec![];
+    };
+    let mut out = Vec::new();
+    for (concept, ds_key) in [
+        (Concept::MicroBatch, "train_micro_batch_size_per_gpu"),
+        (Concept::GradAccum, "gradient_accumulation_steps"),
+    ] {
+        let (Some((ours, set)), Some((theirs, _))) =
+            (ctx.setup.int(concept), linked.setup.int(concept))
+        else {
+            continue;
+        };
+        if ours != theirs {
+            out.push(Violation {
+                message: format!(
+                    "{} {ours} but `{ds_key}` is {theirs} in {}: the Trainer refuses DeepSpeed values that disagree with its arguments; write \"auto\" there",
+                    set.origin.describe(),
+                    linked.path
+                ),
+                span: ctx.span_of(concept),
+                fix: None,
+            });
+        }
+    }
+    out
+}
+
+fn own_arithmetic(ctx: &Context) -> Vec<Violation> {
     let s = ctx.setup;
     let Some((micro, micro_set)) = s.int(Concept::MicroBatch) else {
         return vec![];
@@ -78,7 +118,7 @@ pub(crate) fn check(ctx: &Context) -> Vec<Violation> {
             None => return vec![],
         },
     };
-    let ws = ctx.world_size();
+    let ws = ctx.data_parallel();
     let per_step = micro * accum.as_ref().map_or(1, |(a, _)| *a);
     let accum_text = accum
         .as_ref()
@@ -119,9 +159,14 @@ pub(crate) fn check(ctx: &Context) -> Vec<Violation> {
         ),
         (_, None) if global % per_step != 0 => violation(
             format!(
-                "{} {global} is not divisible by {} {micro}{accum_text} = {per_step}, whatever the number of processes",
+                "{} {global} is not divisible by {} {micro}{}, whatever the number of processes",
                 global_set.origin.describe(),
                 micro_set.origin.describe(),
+                if accum_text.is_empty() {
+                    String::new()
+                } else {
+                    format!("{accum_text} = {per_step}")
+                },
             ),
             None,
         ),
