@@ -225,3 +225,19 @@ fn torchtitan_data_parallel_degree_excludes_model_parallel() {
     assert!(out.contains("dp.toml:10:21: HW501"), "{out}");
     assert!(!out.contains("tp.toml"), "{out}");
 }
+
+#[test]
+fn invalid_utf8_is_a_diagnostic() {
+    let d = tempfile::tempdir().unwrap();
+    fs::write(
+        d.path().join("latin1.yaml"),
+        b"per_device_train_batch_size: 8\nname: caf\xe9\n",
+    )
+    .unwrap();
+    let (code, out) = stdout(hwlint(d.path()).args(["latin1.yaml", "--output-format", "concise"]));
+    assert_eq!(code, 1);
+    assert!(
+        out.contains("latin1.yaml:1:1: HW902 not a text file: invalid UTF-8 at byte 40"),
+        "{out}"
+    );
+}

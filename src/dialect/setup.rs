@@ -132,6 +132,15 @@ impl Origin {
         matches!(self, Origin::File { .. })
     }
 
+    /// Whether an efficiency rule may fire on this value: written in the file, or a default the
+    /// dialect marks relevant (DESIGN.md "Evidence and defaults").
+    pub fn counts_for_efficiency(&self) -> bool {
+        matches!(
+            self,
+            Origin::File { .. } | Origin::Default { relevant: true, .. }
+        )
+    }
+
     /// `` `num_workers` `` or `` `num_workers` (framework default) ``.
     pub fn describe(&self) -> String {
         match self {

@@ -25,7 +25,7 @@
 //! HW201 accepts. Unsafe (4 workers) when the host is unknown.
 
 use super::{Context, Violation};
-use crate::dialect::{Concept, Origin};
+use crate::dialect::Concept;
 use crate::fix::Applicability;
 use crate::syntax::edit::NewValue;
 
@@ -33,14 +33,7 @@ pub(crate) fn check(ctx: &Context) -> Vec<Violation> {
     let Some((0, setting)) = ctx.setup.int(Concept::NumWorkers) else {
         return vec![];
     };
-    if matches!(
-        setting.origin,
-        Origin::Default {
-            relevant: false,
-            ..
-        }
-    ) || !ctx.setup.uses_gpu()
-    {
+    if !setting.origin.counts_for_efficiency() || !ctx.setup.uses_gpu() {
         return vec![];
     }
     let procs = ctx.processes_per_node();

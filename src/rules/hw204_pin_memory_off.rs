@@ -23,7 +23,7 @@
 //! Safe: pinning changes only how batches are copied, not what is trained.
 
 use super::{Context, Violation};
-use crate::dialect::{Concept, Origin};
+use crate::dialect::Concept;
 use crate::fix::Applicability;
 use crate::syntax::edit::NewValue;
 
@@ -31,14 +31,7 @@ pub(crate) fn check(ctx: &Context) -> Vec<Violation> {
     let Some((false, setting)) = ctx.setup.bool(Concept::PinMemory) else {
         return vec![];
     };
-    if matches!(
-        setting.origin,
-        Origin::Default {
-            relevant: false,
-            ..
-        }
-    ) || !ctx.setup.uses_gpu()
-    {
+    if !setting.origin.counts_for_efficiency() || !ctx.setup.uses_gpu() {
         return vec![];
     }
     let message = format!(

@@ -25,7 +25,7 @@
 //! Safe: workers keep their state between epochs; the data they produce is the same.
 
 use super::{Context, Violation};
-use crate::dialect::{Concept, Origin};
+use crate::dialect::Concept;
 use crate::fix::Applicability;
 use crate::syntax::edit::NewValue;
 
@@ -33,13 +33,7 @@ pub(crate) fn check(ctx: &Context) -> Vec<Violation> {
     let Some((false, setting)) = ctx.setup.bool(Concept::PersistentWorkers) else {
         return vec![];
     };
-    if matches!(
-        setting.origin,
-        Origin::Default {
-            relevant: false,
-            ..
-        }
-    ) {
+    if !setting.origin.counts_for_efficiency() {
         return vec![];
     }
     let Some((workers, _)) = ctx.setup.int(Concept::NumWorkers) else {

@@ -27,21 +27,14 @@
 
 use super::precision::{best_mixed, gpu_phrase};
 use super::{Context, Violation};
-use crate::dialect::{Concept, Origin};
+use crate::dialect::Concept;
 use crate::fix::Applicability;
 
 pub(crate) fn check(ctx: &Context) -> Vec<Violation> {
     let Some(("fp32", setting)) = ctx.setup.str(Concept::Precision) else {
         return vec![];
     };
-    if matches!(
-        setting.origin,
-        Origin::Default {
-            relevant: false,
-            ..
-        }
-    ) || !ctx.setup.uses_gpu()
-    {
+    if !setting.origin.counts_for_efficiency() || !ctx.setup.uses_gpu() {
         return vec![];
     }
     if ctx.target.gpu.cc() < (7, 0) {
