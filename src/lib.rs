@@ -4,6 +4,7 @@ pub mod app;
 pub mod cli;
 pub mod dialect;
 pub mod discover;
+pub mod estimate;
 pub mod fix;
 pub mod hardware;
 pub mod lint;

@@ -1,0 +1,4 @@
+//! The memory estimator: pure functions from (setup, architecture, target) to bytes.
+
+pub mod models;
+pub mod params;

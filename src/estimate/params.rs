@@ -1,0 +1,232 @@
+//! Parameter counts computed from an architecture's dimensions.
+
+use super::models::{Architecture, Family};
+
+/// Parameter counts that the memory model needs.
+#[derive(Debug, Clone, Copy, PartialEq, Default, serde::Serialize)]
+pub struct ParamCounts {
+    pub total: u64,
+    /// Weights of matmuls and convolutions (what autocast casts and caches), including a tied
+    /// LM head, which multiplies by the embedding matrix.
+    pub matmul: u64,
+    /// Parameters of one repeated block.
+    pub per_block: u64,
+    /// Largest single tensor.
+    pub largest: u64,
+}
+
+fn linear(i: u64, o: u64, bias: bool) -> u64 {
+    i * o + if bias { o } else { 0 }
+}
+
+pub fn count(a: &Architecture) -> ParamCounts {
+    let h = a.hidden_size;
+    let l = a.num_layers;
+    let i = a.intermediate();
+    let v = a.vocab_size;
+    match a.family {
+        Family::Gpt2 => {
+            let mm = 3 * h * h + h * h + 2 * h * i;
+            let block = 2 * h
+                + linear(h, 3 * h, true)
+                + linear(h, h, true)
+                + 2 * h
+                + linear(h, i, true)
+                + linear(i, h, true);
+            let emb = v * h + a.max_position_embeddings * h;
+            let head = if a.tie_word_embeddings { 0 } else { v * h };
+            ParamCounts {
+                total: emb + l * block + 2 * h + head,
+                matmul: l * mm + v * h,
+                per_block: block,
+                largest: v * h,
+            }
+        }
+        Family::Llama | Family::Gemma => {
+            let (qw, kvw) = (a.q_width(), a.kv_width());
+            let mm = h * qw + 2 * h * kvw + qw * h + 3 * h * i;
+            let bias = if a.qkv_bias { qw + 2 * kvw } else { 0 };
+            let qk = if a.qk_norm { 2 * a.head_dim() } else { 0 };
+            let norms = if a.sandwich_norm { 4 * h } else { 2 * h };
+            let block = mm + bias + qk + norms;
+            let head = if a.tie_word_embeddings { 0 } else { v * h };
+            ParamCounts {
+                total: v * h + l * block + h + head,
+                matmul: l * mm + v * h,
+                per_block: block,
+                largest: v * h,
+            }
+        }
+        Family::Opt => {
+            let mm = 4 * h * h + 2 * h * i;
+            let block = 4 * linear(h, h, true) + linear(h, i, true) + linear(i, h, true) + 4 * h;
+            // OPT's learned positions carry an offset of 2.
+            let emb = v * h + (a.max_position_embeddings + 2) * h;
+            let head = if a.tie_word_embeddings { 0 } else { v * h };
+            ParamCounts {
+                total: emb + l * block + 2 * h + head,
+                matmul: l * mm + v * h,
+                per_block: block,
+                largest: v * h,
+            }
+        }
+        Family::Bert => {
+            let mm = 4 * h * h + 2 * h * i;
+            let block = 4 * linear(h, h, true) + linear(h, i, true) + linear(i, h, true) + 4 * h;
+            let emb = (v + a.max_position_embeddings + a.type_vocab_size) * h + 2 * h;
+            let pooler = linear(h, h, true);
+            ParamCounts {
+                total: emb + l * block + pooler,
+                matmul: l * mm + h * h,
+                per_block: block,
+                largest: v * h,
+            }
+        }
+        Family::Vit => {
+            let p = a.patch_size.max(1);
+            let patches = (a.image_size / p).pow(2);
+            let mm = 4 * h * h + 2 * h * i;
+            let block = 4 * linear(h, h, true) + linear(h, i, true) + linear(i, h, true) + 4 * h;
+            let embed = 3 * p * p * h + h + h + (patches + 1) * h;
+            let head = 2 * h + linear(h, a.num_labels, true);
+            ParamCounts {
+                total: embed + l * block + head,
+                matmul: l * mm + 3 * p * p * h + h * a.num_labels,
+                per_block: block,
+                largest: (h * i).max(3 * p * p * h),
+            }
+        }
+        Family::Resnet => resnet(a),
+    }
+}
+
+/// One convolution layer of a ResNet as the memory model walks it.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Conv {
+    pub in_ch: u64,
+    pub out_ch: u64,
+    pub kernel: u64,
+    pub stride: u64,
+}
+
+/// The ResNet's blocks: (convs of the main path, optional shortcut conv), in order.
+pub fn resnet_blocks(a: &Architecture) -> Vec<(Vec<Conv>, Option<Conv>)> {
+    let bottleneck = a.layer_type.as_deref() != Some("basic");
+    let mut blocks = Vec::new();
+    let mut in_ch = a.embedding_size;
+    for (stage, (&depth, &out)) in a.depths.iter().zip(&a.hidden_sizes).enumerate() {
+        for d in 0..depth {
+            let stride = if stage > 0 && d == 0 { 2 } else { 1 };
+            let shortcut = (in_ch != out || stride != 1).then_some(Conv {
+                in_ch,
+                out_ch: out,
+                kernel: 1,
+                stride,
+            });
+            let convs = if bottleneck {
+                let mid = out / 4;
+                vec![
+                    Conv {
+                        in_ch,
+                        out_ch: mid,
+                        kernel: 1,
+                        stride: 1,
+                    },
+                    Conv {
+                        in_ch: mid,
+                        out_ch: mid,
+                        kernel: 3,
+                        stride,
+                    },
+                    Conv {
+                        in_ch: mid,
+                        out_ch: out,
+                        kernel: 1,
+                        stride: 1,
+                    },
+                ]
+            } else {
+                vec![
+                    Conv {
+                        in_ch,
+                        out_ch: out,
+                        kernel: 3,
+                        stride,
+                    },
+                    Conv {
+                        in_ch: out,
+                        out_ch: out,
+                        kernel: 3,
+                        stride: 1,
+                    },
+                ]
+            };
+            blocks.push((convs, shortcut));
+            in_ch = out;
+        }
+    }
+    blocks
+}
+
+fn resnet(a: &Architecture) -> ParamCounts {
+    let conv = |c: &Conv| c.in_ch * c.out_ch * c.kernel * c.kernel;
+    let bn = |c: &Conv| 2 * c.out_ch;
+    let stem = Conv {
+        in_ch: 3,
+        out_ch: a.embedding_size,
+        kernel: 7,
+        stride: 2,
+    };
+    let mut total = conv(&stem) + bn(&stem);
+    let mut matmul = conv(&stem);
+    let mut largest = conv(&stem);
+    let blocks = resnet_blocks(a);
+    for (convs, short) in &blocks {
+        for c in convs.iter().chain(short.iter()) {
+            total += conv(c) + bn(c);
+            matmul += conv(c);
+            largest = largest.max(conv(c));
+        }
+    }
+    let last = a.hidden_sizes.last().copied().unwrap_or(0);
+    total += linear(last, a.num_labels, true);
+    matmul += last * a.num_labels;
+    ParamCounts {
+        total,
+        matmul,
+        per_block: total / blocks.len().max(1) as u64,
+        largest: largest.max(last * a.num_labels),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::estimate::models::lookup;
+
+    fn total(name: &str) -> u64 {
+        count(lookup(name).unwrap_or_else(|| panic!("{name}"))).total
+    }
+
+    #[test]
+    fn published_parameter_counts() {
+        // Counts printed by the models' own code (`sum(p.numel())`).
+        for (name, want) in [
+            ("gpt2", 124_439_808u64),
+            ("gpt2-medium", 354_823_168),
+            ("tinyllama-1.1b", 1_100_048_384),
+            ("vit-base-16", 86_567_656),
+            ("resnet-50", 25_557_032),
+            ("resnet-18", 11_689_512),
+            ("llama-2-7b", 6_738_415_616),
+            ("llama-3-8b", 8_030_261_248),
+            ("mistral-7b", 7_241_732_096),
+            ("qwen2.5-0.5b", 494_032_768),
+            ("bert-base", 109_482_240),
+        ] {
+            let got = total(name);
+            let err = (got as f64 - want as f64).abs() / want as f64;
+            assert!(err < 0.01, "{name}: {got} vs {want} ({:.2}%)", err * 100.0);
+        }
+    }
+}
