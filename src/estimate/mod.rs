@@ -1,4 +1,6 @@
 //! The memory estimator: pure functions from (setup, architecture, target) to bytes.
 
+pub mod activations;
+pub mod memory;
 pub mod models;
 pub mod params;

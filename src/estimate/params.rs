@@ -11,6 +11,8 @@ pub struct ParamCounts {
     pub matmul: u64,
     /// Parameters of one repeated block.
     pub per_block: u64,
+    /// Matmul weights of one repeated block.
+    pub block_matmul: u64,
     /// Largest single tensor.
     pub largest: u64,
 }
@@ -39,6 +41,7 @@ pub fn count(a: &Architecture) -> ParamCounts {
                 total: emb + l * block + 2 * h + head,
                 matmul: l * mm + v * h,
                 per_block: block,
+                block_matmul: mm,
                 largest: v * h,
             }
         }
@@ -54,6 +57,7 @@ pub fn count(a: &Architecture) -> ParamCounts {
                 total: v * h + l * block + h + head,
                 matmul: l * mm + v * h,
                 per_block: block,
+                block_matmul: mm,
                 largest: v * h,
             }
         }
@@ -67,6 +71,7 @@ pub fn count(a: &Architecture) -> ParamCounts {
                 total: emb + l * block + 2 * h + head,
                 matmul: l * mm + v * h,
                 per_block: block,
+                block_matmul: mm,
                 largest: v * h,
             }
         }
@@ -79,6 +84,7 @@ pub fn count(a: &Architecture) -> ParamCounts {
                 total: emb + l * block + pooler,
                 matmul: l * mm + h * h,
                 per_block: block,
+                block_matmul: mm,
                 largest: v * h,
             }
         }
@@ -93,6 +99,7 @@ pub fn count(a: &Architecture) -> ParamCounts {
                 total: embed + l * block + head,
                 matmul: l * mm + 3 * p * p * h + h * a.num_labels,
                 per_block: block,
+                block_matmul: mm,
                 largest: (h * i).max(3 * p * p * h),
             }
         }
@@ -195,6 +202,7 @@ fn resnet(a: &Architecture) -> ParamCounts {
         total,
         matmul,
         per_block: total / blocks.len().max(1) as u64,
+        block_matmul: matmul / blocks.len().max(1) as u64,
         largest: largest.max(last * a.num_labels),
     }
 }

@@ -1,0 +1,363 @@
+//! Activations saved for backward, op by op (research/memory.md section 3.3).
+//!
+//! The rules, all from how PyTorch autograd and autocast behave:
+//! - an op saves an input only if some gradient needs it: a matmul keeps its input only when its
+//!   weight trains; a product with a constant keeps nothing;
+//! - under autocast the residual stream stays fp32, each linear casts (and keeps) its own bf16
+//!   copy of an fp32 input, and ops on autocast's fp32 list (layer_norm, pow, softmax, ...) run
+//!   and save in fp32;
+//! - SDPA / FlashAttention keep q, k, v and the output (no s x s matrix; dropout regenerated);
+//! - dropout with p > 0 keeps a one-byte mask.
+
+use super::models::{Architecture, Family};
+use super::params::{resnet_blocks, Conv};
+
+/// How tensors are stored while training.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Regime {
+    /// Bytes of the compute dtype (matmul outputs).
+    pub compute: f64,
+    /// Bytes of the weights, the embedding output and the residual stream.
+    pub residual: f64,
+    /// torch.autocast is on (fp32 weights, 16-bit matmuls).
+    pub autocast: bool,
+}
+
+impl Regime {
+    /// Bytes of the output of an op on autocast's fp32 list, given its input's bytes.
+    fn fp32_list(&self, input: f64) -> f64 {
+        if self.autocast {
+            4.0
+        } else {
+            input
+        }
+    }
+}
+
+/// What trains inside the blocks.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Trainable {
+    /// Base weights are frozen (LoRA / QLoRA).
+    pub frozen_base: bool,
+    /// LoRA rank and the adapted projections (`q_proj`, `v_proj`, ...).
+    pub lora: Option<(u64, Vec<String>)>,
+}
+
+impl Trainable {
+    fn adapted(&self, module: &str) -> Option<u64> {
+        let (r, targets) = self.lora.as_ref()?;
+        targets
+            .iter()
+            .any(|t| t == module || t == "all-linear" || t == "all_linear")
+            .then_some(*r)
+    }
+}
+
+/// Bytes one group of linears sharing an input keeps, per token.
+/// `modules` names the projections (for LoRA targeting), `width` is the input width.
+fn linear_inputs(rg: Regime, input_bytes: f64, width: f64, modules: &[&str], t: &Trainable) -> f64 {
+    let mut saved = 0.0;
+    let trains_base = !t.frozen_base;
+    if trains_base {
+        saved += if rg.autocast && input_bytes > 2.0 {
+            // Each linear casts its own bf16 copy and keeps it.
+            2.0 * width * modules.len() as f64
+        } else {
+            input_bytes * width
+        };
+    }
+    for m in modules {
+        if let Some(r) = t.adapted(m) {
+            // peft keeps LoRA weights in fp32 and casts the input up before lora_A (that copy is
+            // kept); lora_B keeps lora_A's fp32 output.
+            saved += 4.0 * width + 4.0 * r as f64;
+        }
+    }
+    saved
+}
+
+/// A norm over `width` features: bytes it keeps per token, and the bytes of its output.
+fn norm(
+    rg: Regime,
+    family: Family,
+    input_bytes: f64,
+    width: f64,
+    weight_trains: bool,
+) -> (f64, f64) {
+    match family {
+        Family::Llama | Family::Gemma => {
+            // HF RMSNorm: fp32 copy of the input kept by pow and mul; the weight product keeps the
+            // normalized tensor (cast back to the input dtype; Gemma multiplies in fp32).
+            let normalized = if family == Family::Gemma {
+                4.0
+            } else {
+                input_bytes
+            };
+            let kept = 4.0 * width
+                + if weight_trains {
+                    normalized * width
+                } else {
+                    0.0
+                };
+            (kept, input_bytes)
+        }
+        _ => (input_bytes * width, rg.fp32_list(input_bytes)),
+    }
+}
+
+/// Bytes a transformer block keeps per token (one sample, one position).
+pub fn block_per_token(a: &Architecture, rg: Regime, t: &Trainable) -> f64 {
+    let h = a.hidden_size as f64;
+    let i = a.intermediate() as f64;
+    let qw = a.q_width() as f64;
+    let kvw = a.kv_width() as f64;
+    let c = rg.compute;
+    let r = rg.residual;
+    let w_trains = !t.frozen_base;
+    let dropout = matches!(a.family, Family::Gpt2 | Family::Opt | Family::Bert);
+    let mut total = 0.0;
+
+    // --- attention ---
+    let (kept, normed) = if a.family == Family::Bert {
+        (0.0, r) // post-LN: the block input feeds the projections directly
+    } else {
+        norm(rg, a.family, r, h, w_trains)
+    };
+    total += kept;
+    let qkv_names: &[&str] = match a.family {
+        Family::Gpt2 => &["c_attn"],
+        Family::Vit | Family::Bert => &["query", "key", "value"],
+        _ => &["q_proj", "k_proj", "v_proj"],
+    };
+    total += linear_inputs(rg, normed, h, qkv_names, t);
+    if a.qk_norm {
+        // Per-head RMSNorm of q and k: fp32 copies plus normalized tensors.
+        total += (4.0 + c) * (qw + kvw);
+    }
+    // What SDPA keeps: q, k, v as it receives them. Under autocast RoPE (fp32 cos/sin) makes q and
+    // k fp32 and SDPA keeps bf16 copies; GPT-2's q, k, v are views of c_attn's output.
+    total += c * (qw + 2.0 * kvw);
+    total += c * qw; // attention output, also the o_proj input (free transpose)
+    if !w_trains {
+        // o_proj frozen: nothing more. Adapted o_proj keeps its fp32 input copy.
+        if let Some(r_) = t.adapted("o_proj") {
+            total += 4.0 * qw + 4.0 * r_ as f64;
+        }
+    }
+    if dropout {
+        total += h; // residual dropout mask
+    }
+    if a.family == Family::Bert {
+        total += r * h; // post-attention LayerNorm input
+    }
+    if a.sandwich_norm {
+        total += 4.0 * h + if w_trains { r * h } else { 0.0 };
+    }
+
+    // --- MLP ---
+    let (kept, normed) = if a.family == Family::Bert {
+        (0.0, rg.fp32_list(r))
+    } else {
+        norm(rg, a.family, r, h, w_trains)
+    };
+    total += kept;
+    match a.family {
+        Family::Llama | Family::Gemma => {
+            total += linear_inputs(rg, normed, h, &["gate_proj", "up_proj"], t);
+            // act(gate) keeps gate; the product keeps act(gate) and up; down keeps the product
+            // when it trains (or its fp32 copy when adapted).
+            total += 3.0 * c * i;
+            if w_trains {
+                total += c * i;
+            }
+            if let Some(r_) = t.adapted("down_proj") {
+                total += 4.0 * i + 4.0 * r_ as f64;
+            }
+        }
+        Family::Gpt2 => {
+            total += linear_inputs(rg, normed, h, &["c_fc"], t);
+            // gelu_new = 0.5 x (1 + tanh(k (x + 0.044715 x^3))): pow keeps x (fp32 under
+            // autocast), tanh keeps its output, the final product keeps 0.5x and (1 + tanh).
+            let f = rg.fp32_list(c);
+            total += f * i + f * i + c * i + f * i;
+            total += linear_inputs(rg, f, i, &["c_proj"], t);
+            total += h; // dropout mask
+        }
+        Family::Opt => {
+            total += linear_inputs(rg, normed, h, &["fc1"], t);
+            total += c * i; // ReLU keeps its output, which fc2 keeps too
+            total += h;
+        }
+        Family::Bert | Family::Vit => {
+            total += linear_inputs(rg, normed, h, &["intermediate"], t);
+            total += c * i; // GELU keeps its input
+            total += linear_inputs(rg, c, i, &["output"], t);
+            if a.family == Family::Bert {
+                total += h + r * h; // dropout mask, output LayerNorm input
+            }
+        }
+        Family::Resnet => {}
+    }
+    if a.sandwich_norm {
+        total += 4.0 * h + if w_trains { r * h } else { 0.0 };
+    }
+    total
+}
+
+/// Tokens per sample the blocks see.
+pub fn tokens(a: &Architecture, seq_len: u64, image_size: u64) -> u64 {
+    match a.family {
+        Family::Vit => {
+            let img = if image_size > 0 {
+                image_size
+            } else {
+                a.image_size
+            };
+            (img / a.patch_size.max(1)).pow(2) + 1
+        }
+        _ => seq_len,
+    }
+}
+
+/// Bytes kept outside the blocks for one sample: embeddings, final norm, head input, pixels.
+pub fn outside_per_sample(
+    a: &Architecture,
+    rg: Regime,
+    t: &Trainable,
+    tokens: u64,
+    image_size: u64,
+) -> f64 {
+    let h = a.hidden_size as f64;
+    let s = tokens as f64;
+    let r = rg.residual;
+    match a.family {
+        Family::Vit => {
+            let img = if image_size > 0 {
+                image_size
+            } else {
+                a.image_size
+            } as f64;
+            let pixels = 3.0 * img * img;
+            // The fp32 pixel batch, the patch conv's bf16 copy under autocast, final LayerNorm input.
+            4.0 * pixels + if rg.autocast { 2.0 * pixels } else { 0.0 } + r * h * s
+        }
+        Family::Resnet => 0.0,
+        _ => {
+            let (kept, normed) = if a.family == Family::Bert {
+                (0.0, r)
+            } else {
+                norm(rg, a.family, r, h, !t.frozen_base)
+            };
+            let head = if a.is_causal_lm() {
+                linear_inputs(rg, normed, h, &["lm_head"], t)
+            } else {
+                0.0
+            };
+            let dropout = if matches!(a.family, Family::Gpt2 | Family::Opt | Family::Bert) {
+                h
+            } else {
+                0.0
+            };
+            (kept + head + dropout) * s
+        }
+    }
+}
+
+/// Bytes a ResNet keeps per image.
+pub fn resnet_per_image(a: &Architecture, rg: Regime, image_size: u64) -> f64 {
+    let c = rg.compute;
+    let img = if image_size > 0 {
+        image_size
+    } else {
+        a.image_size
+    } as f64;
+    let mut side = img / 2.0;
+    let stem = a.embedding_size as f64;
+    // Pixels (fp32) and the stem conv's bf16 copy; stem BN input and ReLU output; max-pool int64
+    // indices; the pooled output is the first block's input.
+    let mut total = 4.0 * 3.0 * img * img
+        + if rg.autocast {
+            2.0 * 3.0 * img * img
+        } else {
+            0.0
+        };
+    total += 2.0 * c * stem * side * side;
+    side /= 2.0;
+    total += 8.0 * stem * side * side + c * stem * side * side;
+    for (convs, shortcut) in resnet_blocks(a) {
+        let mut s = side;
+        for conv in &convs {
+            let Conv { out_ch, stride, .. } = *conv;
+            s /= stride as f64;
+            let map = out_ch as f64 * s * s;
+            // BN keeps its input; a ReLU keeps its output (the next conv's input). The last conv's
+            // BN feeds the residual add, whose ReLU output is the next block's input.
+            total += c * map + c * map;
+        }
+        if let Some(sc) = shortcut {
+            let so = side / sc.stride as f64;
+            total += c * sc.out_ch as f64 * so * so;
+        }
+        side = s;
+    }
+    total
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::estimate::models::lookup;
+
+    const AMP: Regime = Regime {
+        compute: 2.0,
+        residual: 4.0,
+        autocast: true,
+    };
+    const BF16: Regime = Regime {
+        compute: 2.0,
+        residual: 2.0,
+        autocast: false,
+    };
+    const FP32: Regime = Regime {
+        compute: 4.0,
+        residual: 4.0,
+        autocast: false,
+    };
+
+    #[test]
+    fn per_token_block_bytes_match_the_hand_derivations() {
+        let full = Trainable::default();
+        let ll = lookup("tinyllama-1.1b").unwrap();
+        let (h, kv, i) = (2048.0, 256.0, 5632.0);
+        // memory.md 3.3: pure bf16 20h + 4 d_kv + 8I; AMP 30h + 4 d_kv + 8I.
+        assert_eq!(
+            block_per_token(ll, BF16, &full),
+            20.0 * h + 4.0 * kv + 8.0 * i
+        );
+        assert_eq!(
+            block_per_token(ll, AMP, &full),
+            30.0 * h + 4.0 * kv + 8.0 * i
+        );
+        // LoRA r=16 on q, v over a bf16 base: 12h + 4 d_kv + 6I + 2 x (4h + 4r) = 75.9 kB.
+        let lora = Trainable {
+            frozen_base: true,
+            lora: Some((16, vec!["q_proj".into(), "v_proj".into()])),
+        };
+        assert_eq!(block_per_token(ll, BF16, &lora), 75_904.0);
+        // GPT-2: fp32 114h, AMP 86h.
+        let g = lookup("gpt2").unwrap();
+        assert_eq!(block_per_token(g, FP32, &full), 114.0 * 768.0);
+        assert_eq!(block_per_token(g, AMP, &full), 86.0 * 768.0);
+        // ViT: fp32 32h + 8I, AMP 24h + 4I.
+        let v = lookup("vit-base-16").unwrap();
+        assert_eq!(block_per_token(v, FP32, &full), 32.0 * 768.0 + 8.0 * 3072.0);
+        assert_eq!(block_per_token(v, AMP, &full), 24.0 * 768.0 + 4.0 * 3072.0);
+    }
+
+    #[test]
+    fn resnet50_keeps_about_84_mb_per_image_in_fp32() {
+        let r = lookup("resnet-50").unwrap();
+        let mb = resnet_per_image(r, FP32, 224) / 1e6;
+        assert!((80.0..92.0).contains(&mb), "{mb}");
+    }
+}

@@ -1,0 +1,399 @@
+//! Peak allocated memory of one training step: the maximum over a few instants of the step
+//! (research/memory.md section 3.6), not a sum of everything.
+
+use serde::Serialize;
+
+use super::activations::{self, Regime, Trainable};
+use super::models::{Architecture, Family};
+use super::params::{self, ParamCounts};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, clap::ValueEnum)]
+#[serde(rename_all = "kebab-case")]
+pub enum Precision {
+    /// fp32 weights, no autocast.
+    Fp32,
+    /// fp32 master weights + bf16 autocast (Lightning `bf16-mixed`, HF `bf16: true`).
+    Bf16Mixed,
+    /// fp32 master weights + fp16 autocast and a GradScaler.
+    Fp16Mixed,
+    /// Weights, gradients and optimizer state in bf16.
+    Bf16True,
+    /// Weights, gradients and optimizer state in fp16.
+    Fp16True,
+}
+
+impl Precision {
+    /// From a canonical setting (`bf16-mixed`, `fp32`, ...); `None` when not a training dtype
+    /// the estimator knows (`fp8`, `auto`).
+    pub fn from_canonical(s: &str) -> Option<Precision> {
+        Some(match s {
+            "fp32" => Precision::Fp32,
+            "bf16-mixed" => Precision::Bf16Mixed,
+            "fp16-mixed" => Precision::Fp16Mixed,
+            "bf16-true" => Precision::Bf16True,
+            "fp16-true" => Precision::Fp16True,
+            _ => return None,
+        })
+    }
+
+    pub fn regime(self) -> Regime {
+        match self {
+            Precision::Fp32 => Regime {
+                compute: 4.0,
+                residual: 4.0,
+                autocast: false,
+            },
+            Precision::Bf16Mixed | Precision::Fp16Mixed => Regime {
+                compute: 2.0,
+                residual: 4.0,
+                autocast: true,
+            },
+            Precision::Bf16True | Precision::Fp16True => Regime {
+                compute: 2.0,
+                residual: 2.0,
+                autocast: false,
+            },
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, clap::ValueEnum)]
+#[serde(rename_all = "kebab-case")]
+pub enum Optimizer {
+    /// torch AdamW, multi-tensor (foreach): one parameter-sized temporary in the step.
+    Adamw,
+    /// torch AdamW with `fused=True`: no temporary.
+    AdamwFused,
+    /// bitsandbytes 8-bit AdamW (block-wise quantized moments).
+    Adamw8bit,
+    /// bitsandbytes paged 8-bit AdamW (moments can be paged out under pressure).
+    PagedAdamw8bit,
+    /// Adafactor (factored second moment, no first moment).
+    Adafactor,
+    Sgd,
+    SgdMomentum,
+}
+
+impl Optimizer {
+    /// From an optimizer name as frameworks write it (`adamw_torch`, `paged_adamw_8bit`, ...).
+    pub fn from_name(name: &str) -> Option<Optimizer> {
+        let n = name.to_ascii_lowercase().replace('-', "_");
+        Some(if n.contains("8bit") && n.contains("paged") {
+            Optimizer::PagedAdamw8bit
+        } else if n.contains("8bit") {
+            Optimizer::Adamw8bit
+        } else if n.contains("fused") {
+            Optimizer::AdamwFused
+        } else if n.contains("adafactor") {
+            Optimizer::Adafactor
+        } else if n.starts_with("adam") {
+            Optimizer::Adamw
+        } else if n == "sgd" {
+            Optimizer::Sgd
+        } else {
+            return None;
+        })
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, clap::ValueEnum)]
+#[serde(rename_all = "kebab-case")]
+pub enum Checkpointing {
+    None,
+    /// Every block recomputed in backward (HF `gradient_checkpointing`).
+    Full,
+    /// Only the attention core recomputed (torchtitan `selective`): with SDPA, which already
+    /// recomputes attention, this keeps what no checkpointing keeps.
+    Selective,
+}
+
+/// Everything the estimator needs about one training step.
+#[derive(Debug, Clone, Serialize)]
+pub struct Plan {
+    #[serde(skip)]
+    pub arch: Architecture,
+    pub model: String,
+    pub batch: u64,
+    /// Tokens per sample for sequence models (ignored by vision models).
+    pub seq_len: u64,
+    /// Image side in pixels for vision models (0 = the model's default).
+    pub image_size: u64,
+    pub precision: Precision,
+    pub optimizer: Optimizer,
+    pub checkpointing: Checkpointing,
+    /// LoRA rank and adapted modules; the base is frozen.
+    pub lora: Option<(u64, Vec<String>)>,
+    /// QLoRA: 4-bit NF4 base weights.
+    pub load_in_4bit: bool,
+    /// ZeRO stage (0-3; FSDP full shard = 3) and the data-parallel GPUs it shards over.
+    pub zero_stage: u8,
+    pub gpus: u64,
+}
+
+/// The estimate, with the terms a person needs to see what to change.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct MemoryEstimate {
+    pub params: u64,
+    pub trainable_params: u64,
+    pub weights_bytes: f64,
+    pub gradients_bytes: f64,
+    pub optimizer_bytes: f64,
+    /// Saved activations at their largest (end of forward).
+    pub activations_bytes: f64,
+    /// The fp32 logits / loss buffers of a causal LM at the start of backward.
+    pub logits_bytes: f64,
+    /// Autocast weight copies, optimizer-step temporaries, recompute working sets: what the
+    /// peak instant adds on top of the terms above.
+    pub temporary_bytes: f64,
+    /// Peak allocated bytes over the step.
+    pub peak_bytes: f64,
+    /// Which instant sets the peak.
+    pub peak_at: &'static str,
+}
+
+impl MemoryEstimate {
+    /// The terms as (name, bytes), largest first.
+    pub fn breakdown(&self) -> Vec<(&'static str, f64)> {
+        let mut v = vec![
+            ("weights", self.weights_bytes),
+            ("gradients", self.gradients_bytes),
+            ("optimizer", self.optimizer_bytes),
+            ("activations", self.activations_bytes),
+            ("logits", self.logits_bytes),
+            ("temporary", self.temporary_bytes),
+        ];
+        v.sort_by(|a, b| b.1.total_cmp(&a.1));
+        v
+    }
+}
+
+/// LoRA adapter parameters: r x (in + out) per adapted projection per block.
+fn lora_params(a: &Architecture, r: u64, targets: &[String]) -> u64 {
+    let h = a.hidden_size;
+    let (qw, kvw, i) = (a.q_width(), a.kv_width(), a.intermediate());
+    let dims = |m: &str| -> Option<(u64, u64)> {
+        Some(match m {
+            "q_proj" | "query" => (h, qw),
+            "k_proj" | "key" => (h, kvw),
+            "v_proj" | "value" => (h, kvw),
+            "o_proj" | "dense" => (qw, h),
+            "gate_proj" | "up_proj" => (h, i),
+            "down_proj" => (i, h),
+            "c_attn" => (h, 3 * h),
+            "c_proj" => (h, h),
+            "c_fc" => (h, i),
+            _ => return None,
+        })
+    };
+    let all = [
+        "q_proj",
+        "k_proj",
+        "v_proj",
+        "o_proj",
+        "gate_proj",
+        "up_proj",
+        "down_proj",
+    ];
+    let mut per_block = 0;
+    for t in targets {
+        if t == "all-linear" || t == "all_linear" {
+            per_block += all
+                .iter()
+                .filter_map(|m| dims(m))
+                .map(|(x, y)| r * (x + y))
+                .sum::<u64>();
+        } else if let Some((x, y)) = dims(t) {
+            per_block += r * (x + y);
+        }
+    }
+    per_block * a.num_layers
+}
+
+/// The peak allocated memory of one training step.
+pub fn estimate(plan: &Plan) -> MemoryEstimate {
+    let a = &plan.arch;
+    let counts: ParamCounts = params::count(a);
+    let p = counts.total as f64;
+    let rg = plan.precision.regime();
+    let b = plan.batch.max(1) as f64;
+    let frozen_base = plan.lora.is_some() || plan.load_in_4bit;
+    let trainable = Trainable {
+        frozen_base,
+        lora: plan.lora.clone(),
+    };
+    let adapter = plan.lora.as_ref().map_or(0, |(r, t)| lora_params(a, *r, t)) as f64;
+
+    // Model states. Weights: fp32 masters under fp32/autocast, 16-bit in pure 16-bit training,
+    // NF4 (0.5 B + block scales) for the matmul weights of a 4-bit base.
+    let base_weights = if plan.load_in_4bit {
+        counts.matmul as f64 * (0.5 + 4.0 / 64.0) + (p - counts.matmul as f64) * 2.0
+    } else {
+        p * rg.residual
+    };
+    let (trainable_params, grad_bytes, state_bytes) = if frozen_base {
+        // peft keeps adapters in fp32 (autocast_adapter_dtype=True).
+        (adapter, 4.0, 4.0)
+    } else {
+        (p, rg.residual, rg.residual)
+    };
+    let weights = base_weights + if frozen_base { adapter * 4.0 } else { 0.0 };
+    let grads = trainable_params * grad_bytes;
+    let (moments, step_temp) = match plan.optimizer {
+        Optimizer::Adamw => (
+            2.0 * trainable_params * state_bytes,
+            trainable_params * state_bytes,
+        ),
+        Optimizer::AdamwFused => (2.0 * trainable_params * state_bytes, 0.0),
+        // Two 1-byte moments plus one fp32 scale per 2048-element block.
+        Optimizer::Adamw8bit | Optimizer::PagedAdamw8bit => {
+            (trainable_params * (2.0 + 8.0 / 2048.0), 0.0)
+        }
+        // Row and column statistics per matrix (about 2 / hidden of the parameters), and an
+        // update temporary of the largest tensor.
+        Optimizer::Adafactor => (
+            trainable_params * state_bytes * 2.0 / a.hidden_size.max(64) as f64,
+            2.0 * counts.largest as f64 * state_bytes,
+        ),
+        Optimizer::Sgd => (0.0, 0.0),
+        Optimizer::SgdMomentum => (trainable_params * state_bytes, 0.0),
+    };
+
+    // Sharding (ZeRO / FSDP) divides model states only.
+    let n = plan.gpus.max(1) as f64;
+    let (moments, step_temp) = if plan.zero_stage >= 1 {
+        (moments / n, step_temp / n)
+    } else {
+        (moments, step_temp)
+    };
+    let grads = if plan.zero_stage >= 2 {
+        grads / n
+    } else {
+        grads
+    };
+    let weights = if plan.zero_stage >= 3 {
+        // Each rank keeps its shard plus the gathered block in flight and the next one.
+        weights / n + 2.0 * counts.per_block as f64 * rg.residual
+    } else {
+        weights
+    };
+
+    // Autocast caches a bf16 copy of every matmul weight during forward; the ops that keep them
+    // hold them into backward. Under checkpointing the blocks keep nothing, so once autocast
+    // exits only the copies kept outside the blocks (LM head, patch embedding) survive.
+    let cast_cache = if rg.autocast {
+        2.0 * counts.matmul as f64
+    } else {
+        0.0
+    };
+    let outside_matmul = match a.family {
+        Family::Resnet => counts.matmul,
+        _ => counts
+            .matmul
+            .saturating_sub(a.num_layers * counts.block_matmul),
+    };
+    let cast_kept_ckpt = if rg.autocast {
+        2.0 * outside_matmul as f64
+    } else {
+        0.0
+    };
+
+    // Activations.
+    let tokens = activations::tokens(a, plan.seq_len, plan.image_size) as f64;
+    let block = activations::block_per_token(a, rg, &trainable);
+    let layers = a.num_layers as f64;
+    let (acts_full, acts_ckpt, one_block) = if a.family == Family::Resnet {
+        let per_image = activations::resnet_per_image(a, rg, plan.image_size);
+        (b * per_image, b * per_image, 0.0)
+    } else {
+        let outside =
+            b * activations::outside_per_sample(a, rg, &trainable, tokens as u64, plan.image_size);
+        let blocks = b * tokens * block * layers;
+        // Checkpointing keeps each block's input (the residual stream).
+        let inputs = b * tokens * rg.residual * a.hidden_size as f64 * layers;
+        (outside + blocks, outside + inputs, b * tokens * block)
+    };
+    let checkpointed = plan.checkpointing == Checkpointing::Full && a.family != Family::Resnet;
+    let acts = if checkpointed { acts_ckpt } else { acts_full };
+
+    // Causal-LM loss: bf16/fp32 logits, their fp32 copy and the log-softmax output at the end of
+    // forward; three fp32 [b, s, V] buffers at the start of backward.
+    let (logits_fwd, logits_bwd) = if a.is_causal_lm() {
+        let bsv = b * tokens * a.vocab_size as f64;
+        let copy = if rg.compute < 4.0 { 4.0 } else { 0.0 };
+        ((rg.compute + copy + 4.0) * bsv, 12.0 * bsv)
+    } else {
+        (0.0, 0.0)
+    };
+    // The first weight gradient of backward: the LM head (or tied embedding).
+    let head_grad = if a.is_causal_lm() && !frozen_base {
+        (a.vocab_size * a.hidden_size) as f64 * grad_bytes
+    } else {
+        0.0
+    };
+    // Gradient working set inside one block's backward: the incoming residual gradient and one
+    // MLP-width gradient before the tensor it replaces is freed.
+    let working = if a.family == Family::Resnet {
+        0.0
+    } else {
+        b * tokens * (rg.residual * a.hidden_size as f64 + rg.compute * a.intermediate() as f64)
+    };
+    let block_grads = counts.per_block as f64 * grad_bytes * if frozen_base { 0.0 } else { 1.0 };
+
+    let states = weights + moments;
+    let cast_bwd = if checkpointed {
+        cast_kept_ckpt
+    } else {
+        cast_cache
+    };
+    let mut instants: Vec<(&'static str, f64, f64)> = vec![
+        (
+            "end of forward",
+            states + cast_cache + acts + logits_fwd,
+            cast_cache,
+        ),
+        (
+            "start of backward",
+            states + cast_bwd + acts + logits_bwd + head_grad,
+            cast_bwd,
+        ),
+        ("optimizer step", states + grads + step_temp, step_temp),
+    ];
+    if checkpointed {
+        // The last block is recomputed from its checkpointed input (already counted) and
+        // backpropagated; its weights are cast again under autocast.
+        let recast = if rg.autocast {
+            2.0 * counts.block_matmul as f64
+        } else {
+            0.0
+        };
+        let block_acts = (one_block - b * tokens * rg.residual * a.hidden_size as f64).max(0.0);
+        let extra = recast + block_acts + working;
+        instants.push((
+            "recompute of the last block",
+            states + cast_bwd + acts + head_grad + block_grads + extra,
+            cast_bwd + extra,
+        ));
+    } else if a.family != Family::Resnet {
+        instants.push((
+            "backward of the last block",
+            states + cast_bwd + acts + head_grad + block_grads + working,
+            cast_bwd + working,
+        ));
+    }
+    let (peak_at, peak, temporary) = instants
+        .into_iter()
+        .max_by(|x, y| x.1.total_cmp(&y.1))
+        .unwrap_or(("optimizer step", 0.0, 0.0));
+    MemoryEstimate {
+        params: counts.total,
+        trainable_params: trainable_params as u64,
+        weights_bytes: weights,
+        gradients_bytes: grads,
+        optimizer_bytes: moments,
+        activations_bytes: acts,
+        logits_bytes: logits_bwd,
+        temporary_bytes: temporary,
+        peak_bytes: peak,
+        peak_at,
+    }
+}
