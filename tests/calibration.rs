@@ -152,3 +152,32 @@ fn peak_allocated_within_bounds() {
     assert!(med <= 0.03, "median error {:.2}% > 3%", med * 100.0);
     assert!(worst <= 0.10, "worst error {:.2}% > 10%", worst * 100.0);
 }
+
+#[test]
+fn fragmentation_factors_are_the_data_p95() {
+    let Some(rows) = rows() else {
+        eprintln!("skipped: ../shared/calibration is absent");
+        return;
+    };
+    let alloc = hwlint::hardware::catalog().allocator;
+    for (ckpt, want) in [
+        (false, alloc.fragmentation),
+        (true, alloc.fragmentation_checkpointing),
+    ] {
+        let mut r: Vec<f64> = rows
+            .iter()
+            .filter(|x| (x["checkpointing"] == true) == ckpt)
+            .map(|x| x["peak_reserved"].as_f64().unwrap() / x["peak_allocated"].as_f64().unwrap())
+            .collect();
+        r.sort_by(f64::total_cmp);
+        let p95 = r[((r.len() - 1) as f64 * 0.95) as usize];
+        eprintln!(
+            "checkpointing {ckpt}: reserved/allocated p95 {p95:.3}, max {:.3}",
+            r[r.len() - 1]
+        );
+        assert!(
+            (p95 - want).abs() < 0.01,
+            "checkpointing {ckpt}: rules/hardware.toml says {want}, data p95 {p95:.3}"
+        );
+    }
+}

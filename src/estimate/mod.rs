@@ -4,3 +4,4 @@ pub mod activations;
 pub mod memory;
 pub mod models;
 pub mod params;
+pub mod verdict;

@@ -58,10 +58,19 @@ pub struct TargetSpec {
     pub storage_mb_s: Option<f64>,
 }
 
+/// Allocator overhead factors (reserved / allocated).
+#[derive(Debug, Clone, Copy, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct Allocator {
+    pub fragmentation: f64,
+    pub fragmentation_checkpointing: f64,
+}
+
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 struct CatalogFile {
     catalog_date: String,
+    allocator: Allocator,
     gpu: BTreeMap<String, Gpu>,
     target: BTreeMap<String, TargetSpec>,
 }
@@ -69,6 +78,7 @@ struct CatalogFile {
 #[derive(Debug)]
 pub struct Catalog {
     pub date: String,
+    pub allocator: Allocator,
     pub gpus: Vec<Gpu>,
     pub targets: BTreeMap<String, TargetSpec>,
 }
@@ -112,6 +122,7 @@ pub fn catalog() -> &'static Catalog {
             .collect();
         Catalog {
             date: file.catalog_date,
+            allocator: file.allocator,
             gpus,
             targets: file.target,
         }

@@ -3,5 +3,5 @@
 mod catalog;
 mod profile;
 
-pub use catalog::{catalog, Catalog, Gpu, TargetSpec};
+pub use catalog::{catalog, Allocator, Catalog, Gpu, TargetSpec};
 pub use profile::{Host, Target};

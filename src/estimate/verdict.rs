@@ -1,0 +1,107 @@
+//! Does a step fit? CUDA context + the allocator's reserved memory against the card.
+
+use serde::Serialize;
+
+use super::memory::{estimate, Checkpointing, MemoryEstimate, Plan};
+use crate::hardware::{catalog, Gpu};
+
+/// HW105 warns above this share of usable memory; fixes aim below it.
+pub const HEADROOM_LINE: f64 = 0.90;
+/// HW103: checkpointing is unneeded when the step without it stays under this share.
+pub const CHECKPOINTING_UNNEEDED_LINE: f64 = 0.85;
+/// HW102: the GPU is underused below this share (with a small micro-batch).
+pub const UNDERUSED_LINE: f64 = 0.30;
+
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct Verdict {
+    /// Memory the step may use on one GPU, bytes.
+    pub usable_bytes: f64,
+    /// Peak allocated x the allocator's fragmentation factor, bytes.
+    pub need_bytes: f64,
+    pub fits: bool,
+}
+
+impl Verdict {
+    pub fn share(&self) -> f64 {
+        self.need_bytes / self.usable_bytes.max(1.0)
+    }
+}
+
+/// Memory a training process can use on `gpu`: what the driver reports minus the CUDA context,
+/// or, for JAX, the preallocated fraction of the card (XLA_PYTHON_CLIENT_MEM_FRACTION).
+pub fn usable_bytes(gpu: &Gpu, mem_fraction: Option<f64>) -> f64 {
+    let vram = gpu.vram_bytes as f64;
+    let cuda = vram - gpu.context_bytes as f64;
+    match mem_fraction {
+        Some(f) if f > 0.0 && f <= 1.0 => (f * vram).min(cuda),
+        _ => cuda,
+    }
+}
+
+/// What the allocator will hold at the peak: allocated x the fragmentation factor measured for
+/// runs with or without checkpointing.
+pub fn need_bytes(est: &MemoryEstimate, checkpointing: Checkpointing) -> f64 {
+    let a = catalog().allocator;
+    let factor = if checkpointing == Checkpointing::Full {
+        a.fragmentation_checkpointing
+    } else {
+        a.fragmentation
+    };
+    est.peak_bytes * factor
+}
+
+pub fn verdict(plan: &Plan, est: &MemoryEstimate, usable: f64) -> Verdict {
+    let need = need_bytes(est, plan.checkpointing);
+    Verdict {
+        usable_bytes: usable,
+        need_bytes: need,
+        fits: need <= usable,
+    }
+}
+
+/// The largest micro-batch whose need stays under `share` of `usable` (0 if not even 1 does).
+pub fn max_micro_batch(plan: &Plan, usable: f64, share: f64) -> u64 {
+    let fits = |b: u64| {
+        let mut p = plan.clone();
+        p.batch = b;
+        need_bytes(&estimate(&p), p.checkpointing) <= usable * share
+    };
+    if !fits(1) {
+        return 0;
+    }
+    // Memory grows with the batch, so the largest fitting one is found by bisection.
+    let (mut lo, mut hi) = (1u64, 2u64);
+    while fits(hi) {
+        lo = hi;
+        hi *= 2;
+        if hi > 1 << 16 {
+            return lo;
+        }
+    }
+    while hi - lo > 1 {
+        let mid = (lo + hi) / 2;
+        if fits(mid) {
+            lo = mid;
+        } else {
+            hi = mid;
+        }
+    }
+    lo
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn usable_memory_subtracts_the_context_or_takes_the_jax_fraction() {
+        let h100 = catalog().gpu("h100-sxm").unwrap();
+        let cuda = usable_bytes(h100, None);
+        assert_eq!(cuda, (85017493504u64 - 648871936) as f64);
+        let jax = usable_bytes(h100, Some(0.75));
+        assert_eq!(jax, 0.75 * 85017493504.0);
+        // A fraction above what CUDA leaves is capped by the context.
+        assert_eq!(usable_bytes(h100, Some(1.0)), cuda);
+        assert_eq!(usable_bytes(h100, Some(1.5)), cuda);
+    }
+}
