@@ -80,6 +80,7 @@ fn check(args: CheckArgs) -> Result<u8, Report> {
             Ok(lint_path(path, format, settings, mode))
         })
         .collect::<Result<_, crate::settings::ConfigError>>()?;
+    let results = once_per_model(results);
 
     if args.show_settings {
         emit(&show_settings(&results))?;
@@ -139,6 +140,16 @@ fn check(args: CheckArgs) -> Result<u8, Report> {
         code = 1;
     }
     Ok(if args.exit_zero { 0 } else { code })
+}
+
+/// HW901 says the same thing for every file that names the same unknown model: keep the first.
+fn once_per_model(mut results: Vec<FileResult>) -> Vec<FileResult> {
+    let mut seen = std::collections::HashSet::new();
+    for r in &mut results {
+        r.diagnostics
+            .retain(|d| d.rule.code != "HW901" || seen.insert(d.message.clone()));
+    }
+    results
 }
 
 /// `--show-settings`: what hwlint read from each file, and from where.

@@ -234,6 +234,9 @@ pub fn lint_text(
             doc: &doc,
             root,
             options: &settings.options,
+            path,
+            models: &settings.models,
+            memory: Default::default(),
         };
         for rule in RULES.iter().filter(|r| enabled(r)) {
             let Some(check) = rule.check else { continue };

@@ -9,6 +9,7 @@ use globset::{Glob, GlobSet, GlobSetBuilder};
 use serde::Deserialize;
 
 use crate::dialect::{self, Dialect};
+use crate::estimate::models::Architecture;
 use crate::hardware::{catalog, Host, Target, TargetSpec};
 use crate::rules::RuleOptions;
 
@@ -103,6 +104,8 @@ pub struct FileSettings {
     pub ignore: Vec<String>,
     pub options: RuleOptions,
     pub dialects: Arc<Vec<Dialect>>,
+    /// Architectures declared in `[models.NAME]` tables.
+    pub models: Arc<Vec<Architecture>>,
     /// The config file these came from, for messages.
     pub source: Option<PathBuf>,
 }
@@ -117,6 +120,7 @@ pub struct LoadedConfig {
     per_path: Vec<(GlobSet, PerPath)>,
     per_file_ignores: Vec<(GlobSet, Vec<String>)>,
     dialects: Arc<Vec<Dialect>>,
+    models: Arc<Vec<Architecture>>,
 }
 
 fn globset(patterns: &[String], path: &Path) -> Result<GlobSet, ConfigError> {
@@ -155,6 +159,20 @@ impl LoadedConfig {
             .collect::<Result<_, ConfigError>>()?;
         let dialect_paths: Vec<PathBuf> = file.dialects.iter().map(|d| dir.join(d)).collect();
         let dialects = Arc::new(dialect::with_user_dialects(&dialect_paths)?);
+        let models = file
+            .models
+            .iter()
+            .map(|(name, table)| {
+                let mut a: Architecture = toml::Value::Table(table.clone()).try_into().map_err(
+                    |e: toml::de::Error| ConfigError::Invalid {
+                        path: shown.display().to_string(),
+                        message: format!("[models.{name}]: {e}"),
+                    },
+                )?;
+                a.name = name.clone();
+                Ok(a)
+            })
+            .collect::<Result<Vec<_>, ConfigError>>()?;
         Ok(LoadedConfig {
             path,
             dir,
@@ -163,6 +181,7 @@ impl LoadedConfig {
             per_path,
             per_file_ignores,
             dialects,
+            models: Arc::new(models),
         })
     }
 
@@ -259,6 +278,7 @@ impl LoadedConfig {
                 ram_per_worker_gb: self.file.ram_per_worker_gb.unwrap_or(2.5),
             },
             dialects: self.dialects.clone(),
+            models: self.models.clone(),
             source: self.path.clone(),
         })
     }

@@ -116,16 +116,18 @@ fn closest_config_wins_and_per_path_targets() {
     write(d.path(), "old/sft.yaml", trl);
     write(d.path(), "b/hwlint.toml", "target = \"v100-16gb\"\n");
     write(d.path(), "b/sft.yaml", trl);
-    let (_, out) = stdout(hwlint(d.path()).args([".", "--output-format", "concise"]));
+    let (_, out) =
+        stdout(hwlint(d.path()).args([".", "--output-format", "concise", "--select", "HW4"]));
     // TRL trains in bf16 by default: fine on H100, not on T4 or V100.
     assert!(!out.contains("a/sft.yaml"), "{out}");
     assert!(out.contains("old/sft.yaml:1:1: HW401"), "{out}");
     assert!(out.contains("b/sft.yaml:1:1: HW401"), "{out}");
     assert!(out.contains("varies per file"), "{out}");
     // Flags win over files.
-    let (code, _) = stdout(hwlint(d.path()).args([".", "--target", "a100-80gb"]));
+    let (code, _) =
+        stdout(hwlint(d.path()).args([".", "--target", "a100-80gb", "--select", "HW4"]));
     assert_eq!(code, 0);
-    let (code, _) = stdout(hwlint(d.path()).args([".", "--no-config"]));
+    let (code, _) = stdout(hwlint(d.path()).args([".", "--no-config", "--select", "HW4"]));
     assert_eq!(code, 0);
 }
 

@@ -32,6 +32,7 @@ fn corpus_reads_without_crashes_or_false_errors() {
     let mut recognised: BTreeMap<(String, String), usize> = BTreeMap::new();
     let mut per_code: BTreeMap<&str, usize> = BTreeMap::new();
     let mut failures = Vec::new();
+    let mut hw101 = Vec::new();
     let mut files = 0;
     for line in manifest.lines().skip(1) {
         let cols: Vec<&str> = line.split('\t').collect();
@@ -59,6 +60,16 @@ fn corpus_reads_without_crashes_or_false_errors() {
                     "{rel}: not a training config, but {} {}",
                     d.rule.code, d.message
                 ));
+            } else if d.rule.code == "HW101" {
+                // The default target is one 24 GB card; recipes written for clusters may truly not
+                // fit it. Only a shortage that holds whatever the sharding may be reported.
+                if !d.message.contains("even with the model states sharded") {
+                    failures.push(format!(
+                        "{rel}: HW101 without a sharding-proof floor: {}",
+                        d.message
+                    ));
+                }
+                hw101.push(format!("{rel}: {}", d.message));
             } else if d.severity() == Severity::Error && !expected_parse_error {
                 failures.push(format!("{rel}: {} {}", d.rule.code, d.message));
             }
@@ -70,6 +81,10 @@ fn corpus_reads_without_crashes_or_false_errors() {
         eprintln!("  {framework:<20} -> {dialect:<12} {n}");
     }
     eprintln!("diagnostics per code: {per_code:?}");
+    eprintln!("HW101 on the default target (1 x rtx-4090):");
+    for h in &hw101 {
+        eprintln!("  {h}");
+    }
     assert_eq!(files, 600);
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
@@ -110,4 +125,41 @@ fn corpus_fixes_keep_files_parseable_and_converge() {
         );
     }
     eprintln!("corpus: {fixed_files} files would change under --fix --unsafe-fixes");
+}
+
+/// Every recipe in the corpus was run on real hardware; on the largest single GPU, sharded over
+/// any number of GPUs, none may be judged out of memory: a wrong HW101 here is an estimator
+/// that over-counts.
+#[test]
+fn corpus_recipes_fit_the_largest_gpu() {
+    let Some(root) = corpus() else {
+        eprintln!("skipped: ../shared/corpus is absent");
+        return;
+    };
+    let manifest = std::fs::read_to_string(root.join("MANIFEST.tsv")).unwrap();
+    let config = LoadedConfig::empty().unwrap();
+    let mut estimated = 0;
+    let mut failures = Vec::new();
+    for line in manifest.lines().skip(1) {
+        let rel = line.split('\t').next().unwrap();
+        let path = root.join(rel);
+        let format = Format::from_path(&path).unwrap();
+        let mut settings = config.for_file(&path, &Default::default()).unwrap();
+        settings.target.gpu = hwlint::hardware::catalog().gpu("b200").unwrap().clone();
+        settings.target.gpus = None;
+        settings.select = vec!["HW101".into(), "HW103".into()];
+        let r = lint_path(&path, format, settings, FixMode::Off);
+        for d in &r.diagnostics {
+            if d.rule.code == "HW101" {
+                failures.push(format!("{rel}: {}", d.message));
+            } else {
+                estimated += 1;
+            }
+        }
+    }
+    eprintln!(
+        "corpus on b200: {estimated} HW103 findings, {} HW101",
+        failures.len()
+    );
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
 }

@@ -30,12 +30,18 @@ fn rule_dirs() -> Vec<PathBuf> {
     dirs
 }
 
+/// The fixture files of a rule, including those in sub-folders (which carry their own
+/// hwlint.toml, e.g. a multi-GPU target).
 fn files(dir: &Path) -> Vec<PathBuf> {
-    let mut files: Vec<PathBuf> = std::fs::read_dir(dir)
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .filter(|p| p.file_name().unwrap() != "hwlint.toml" && Format::from_path(p).is_some())
-        .collect();
+    let mut files = Vec::new();
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let p = entry.unwrap().path();
+        if p.is_dir() {
+            files.extend(self::files(&p));
+        } else if p.file_name().unwrap() != "hwlint.toml" && Format::from_path(&p).is_some() {
+            files.push(p);
+        }
+    }
     files.sort();
     files
 }
@@ -170,6 +176,16 @@ fn fixes_round_trip() {
                 "{}: {code} still fires after its fix",
                 path.display()
             );
+            if ["HW101", "HW102"].contains(&code.as_str())
+                && fix.applicability == Applicability::Safe
+            {
+                assert_eq!(
+                    effective_batch(&path, &before.text, &settings),
+                    effective_batch(&path, &once, &settings),
+                    "{}: {code} fix changed micro-batch x accumulation",
+                    path.display()
+                );
+            }
             // The fixer as a whole converges and is idempotent.
             let mode = FixMode::Apply(Applicability::Unsafe);
             let fixed = lint_source(&path, &before.original, format, &settings, mode);
@@ -184,4 +200,25 @@ fn fixes_round_trip() {
         }
     }
     assert!(checked >= 10, "only {checked} fix round trips ran");
+}
+
+/// Micro-batch x accumulation (or the global batch where the framework derives accumulation).
+fn effective_batch(path: &Path, text: &str, settings: &hwlint::settings::FileSettings) -> i64 {
+    use hwlint::dialect::{detect, resolve, Concept};
+    let format = Format::from_path(path).unwrap();
+    let doc = parse(text, format).unwrap();
+    let root = &doc.roots[0];
+    let d = detect(&settings.dialects, root, format, path).unwrap();
+    let s = resolve(d, root);
+    let micro = s.int(Concept::MicroBatch).unwrap().0;
+    let accum = s.int(Concept::GradAccum).map_or(1, |(a, _)| a);
+    // Where the framework derives the global batch from the micro-batch (torchtitan `-1`),
+    // it is micro x accumulation x data-parallel ranks.
+    let ranks = if d.semantics.global_batch_minus_one_is_derived {
+        i64::from(settings.target.gpus.unwrap_or(1))
+    } else {
+        1
+    };
+    s.int(Concept::GlobalBatch)
+        .map_or(micro * accum * ranks, |(g, _)| g)
 }

@@ -149,6 +149,21 @@ fn read_source(
     let node = &entry.value;
     let value = match &node.kind {
         NodeKind::Seq(items) if source.list_len => SettingValue::Int(items.len() as i64),
+        // A list of names for a text setting (LoRA target modules) reads as `a,b`.
+        NodeKind::Seq(items)
+            if concept.value_type() == ValueType::Str
+                && !items.is_empty()
+                && items.iter().all(|i| i.as_scalar().is_some()) =>
+        {
+            SettingValue::Str(
+                items
+                    .iter()
+                    .filter_map(|i| i.as_scalar())
+                    .map(|s| s.text.clone())
+                    .collect::<Vec<_>>()
+                    .join(","),
+            )
+        }
         NodeKind::Seq(_) | NodeKind::Map(_) => SettingValue::Unknown("a structured value".into()),
         NodeKind::Scalar(s) => {
             let loaded = s.value(loader);
@@ -171,6 +186,13 @@ fn read_source(
                 }
             } else if matches!(&loaded, Value::Str(s) if is_symbolic(s)) {
                 SettingValue::Unknown(text)
+            } else if let Some(suffix) = &source.suffix_key {
+                match root.get_path(&path_of(suffix)).and_then(|n| n.as_scalar()) {
+                    Some(sfx) => {
+                        SettingValue::Str(format!("{text}/{}", value_text(&sfx.value(loader))))
+                    }
+                    None => convert(concept, &loaded),
+                }
             } else {
                 convert(concept, &loaded)
             }

@@ -45,6 +45,8 @@ pub enum Concept {
     SeqLen,
     ImageSize,
     LoraR,
+    /// Adapted modules, comma-separated (`q_proj,v_proj`, or `all-linear`).
+    LoraTargets,
     #[serde(rename = "load_in_4bit")]
     LoadIn4bit,
     ZeroStage,
@@ -52,6 +54,9 @@ pub enum Concept {
     Optimizer,
     /// Whether the run trains on a GPU at all (`false` for `accelerator: cpu`).
     UsesGpu,
+    /// Fused kernels that change what is kept for backward (Liger: fused linear cross-entropy,
+    /// RMSNorm, SwiGLU); the op-level memory recipe does not describe them.
+    FusedKernels,
     /// Path of a DeepSpeed JSON the run uses (HF Trainer / TRL / axolotl `deepspeed:`).
     DeepspeedConfig,
     /// Model-parallel degrees: data-parallel degree = world size / (TP x PP x CP).
@@ -78,7 +83,7 @@ impl Concept {
             | EvalInterval | SeqLen | ImageSize | LoraR | ZeroStage | TensorParallel
             | PipelineParallel | ContextParallel => ValueType::Int,
             Epochs | WarmupSteps | WarmupRatio => ValueType::Float,
-            PinMemory | PersistentWorkers | LoadIn4bit | UsesGpu => ValueType::Bool,
+            PinMemory | PersistentWorkers | LoadIn4bit | UsesGpu | FusedKernels => ValueType::Bool,
             Scheduler
             | Precision
             | ActivationCheckpointing
@@ -86,7 +91,8 @@ impl Concept {
             | Model
             | Fsdp
             | Optimizer
-            | DeepspeedConfig => ValueType::Str,
+            | DeepspeedConfig
+            | LoraTargets => ValueType::Str,
         }
     }
 }

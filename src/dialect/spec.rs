@@ -79,6 +79,9 @@ pub struct Source {
     pub fraction_of_total: bool,
     /// Only read this source when another key has one of these values.
     pub when: Option<Condition>,
+    /// Appends `/` and this other key's value (torchtitan `model.name` + `model.flavor` reads
+    /// as `llama3/8B`).
+    pub suffix_key: Option<String>,
     /// Values, as text, that mean "not set" (`-1` for HF `max_steps`): the next source or the
     /// default applies.
     #[serde(default)]

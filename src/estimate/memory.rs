@@ -23,6 +23,17 @@ pub enum Precision {
 }
 
 impl Precision {
+    /// The canonical spelling (`bf16-mixed`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Precision::Fp32 => "fp32",
+            Precision::Bf16Mixed => "bf16-mixed",
+            Precision::Fp16Mixed => "fp16-mixed",
+            Precision::Bf16True => "bf16-true",
+            Precision::Fp16True => "fp16-true",
+        }
+    }
+
     /// From a canonical setting (`bf16-mixed`, `fp32`, ...); `None` when not a training dtype
     /// the estimator knows (`fp8`, `auto`).
     pub fn from_canonical(s: &str) -> Option<Precision> {
@@ -128,6 +139,10 @@ pub struct Plan {
     /// ZeRO stage (0-3; FSDP full shard = 3) and the data-parallel GPUs it shards over.
     pub zero_stage: u8,
     pub gpus: u64,
+    /// Tensor-parallel degree (with sequence parallelism it divides activations and, with a
+    /// vocabulary-parallel loss, the logits) and context-parallel degree (divides activations).
+    pub tensor_parallel: u64,
+    pub context_parallel: u64,
 }
 
 /// The estimate, with the terms a person needs to see what to change.
@@ -280,10 +295,11 @@ pub fn estimate(plan: &Plan) -> MemoryEstimate {
     // Autocast caches a bf16 copy of every matmul weight during forward; the ops that keep them
     // hold them into backward. Under checkpointing the blocks keep nothing, so once autocast
     // exits only the copies kept outside the blocks (LM head, patch embedding) survive.
-    let cast_cache = if rg.autocast {
-        2.0 * counts.matmul as f64
-    } else {
-        0.0
+    // Under ZeRO-3/FSDP only the gathered units (current and prefetched) are cast.
+    let cast_cache = match (rg.autocast, plan.zero_stage >= 3) {
+        (false, _) => 0.0,
+        (true, false) => 2.0 * counts.matmul as f64,
+        (true, true) => 2.0 * 2.0 * counts.block_matmul as f64,
     };
     let outside_matmul = match a.family {
         Family::Resnet => counts.matmul,
@@ -313,6 +329,12 @@ pub fn estimate(plan: &Plan) -> MemoryEstimate {
         (outside + blocks, outside + inputs, b * tokens * block)
     };
     let checkpointed = plan.checkpointing == Checkpointing::Full && a.family != Family::Resnet;
+    // Tensor (+ sequence) and context parallelism split every activation across their ranks
+    // (Korthikanti et al.); they also split the model states by the tensor-parallel degree.
+    let tp = plan.tensor_parallel.max(1) as f64;
+    let split = tp * plan.context_parallel.max(1) as f64;
+    let (acts_full, acts_ckpt, one_block) =
+        (acts_full / split, acts_ckpt / split, one_block / split);
     let acts = if checkpointed { acts_ckpt } else { acts_full };
 
     // Causal-LM loss: bf16/fp32 logits, their fp32 copy and the log-softmax output at the end of
@@ -339,6 +361,15 @@ pub fn estimate(plan: &Plan) -> MemoryEstimate {
     };
     let block_grads = counts.per_block as f64 * grad_bytes * if frozen_base { 0.0 } else { 1.0 };
 
+    let (weights, moments, grads, step_temp, cast_cache, cast_kept_ckpt) = (
+        weights / tp,
+        moments / tp,
+        grads / tp,
+        step_temp / tp,
+        cast_cache / tp,
+        cast_kept_ckpt / tp,
+    );
+    let (logits_fwd, logits_bwd, head_grad) = (logits_fwd / tp, logits_bwd / tp, head_grad / tp);
     let states = weights + moments;
     let cast_bwd = if checkpointed {
         cast_kept_ckpt

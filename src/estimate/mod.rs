@@ -4,4 +4,5 @@ pub mod activations;
 pub mod memory;
 pub mod models;
 pub mod params;
+pub mod plan;
 pub mod verdict;

@@ -151,9 +151,24 @@ fn normalize(s: &str) -> String {
         .replace('_', "-")
 }
 
-/// Finds a model by catalog name, alias or Hugging Face id (case-insensitive).
+/// Suffixes of fine-tuned variants that keep the base architecture.
+const VARIANT_SUFFIXES: [&str; 6] = ["-instruct", "-chat", "-it", "-base", "-hf", "-sft"];
+
+/// Finds a model by catalog name, alias or Hugging Face id (case-insensitive); an instruct or
+/// chat variant of a known model (`Qwen/Qwen2-1.5B-Instruct`) has its architecture.
 pub fn lookup(name: &str) -> Option<&'static Architecture> {
     let n = normalize(name);
+    if let Some(a) = lookup_exact(&n) {
+        return Some(a);
+    }
+    let base = VARIANT_SUFFIXES
+        .iter()
+        .find_map(|sfx| n.strip_suffix(sfx))?;
+    lookup_exact(base)
+}
+
+fn lookup_exact(n: &str) -> Option<&'static Architecture> {
+    let n = n.to_string();
     let last = n.rsplit('/').next().unwrap_or(&n).to_string();
     let all = catalog();
     all.iter()

@@ -1,7 +1,12 @@
 //! What a rule sees: the setup, the target, and a writer that turns "set X to Y" into edits in
 //! the file that set X.
 
+use std::cell::OnceCell;
+use std::path::Path;
+
 use crate::dialect::{Concept, Dialect, LinkedConfig, Origin, TrainingSetup};
+use crate::estimate::models::Architecture;
+use crate::estimate::plan::{memory_for, Gap, Inputs, MemoryContext};
 use crate::fix::{Applicability, Fix};
 use crate::hardware::Target;
 use crate::syntax::edit::{insert_key, replace_scalar, NewValue};
@@ -32,6 +37,12 @@ pub struct Context<'a> {
     pub doc: &'a Document,
     pub root: &'a Node,
     pub options: &'a RuleOptions,
+    /// The linted file (model folders are looked up next to it).
+    pub path: &'a Path,
+    /// Architectures declared in hwlint.toml.
+    pub models: &'a [Architecture],
+    /// The memory estimate, computed on first use.
+    pub memory: OnceCell<Result<MemoryContext, Gap>>,
 }
 
 /// One finding of a rule, before it is tied to a file and a rule entry.
@@ -43,6 +54,20 @@ pub struct Violation {
 }
 
 impl Context<'_> {
+    /// The estimate of one training step on the target, or why there is none.
+    pub fn memory(&self) -> &Result<MemoryContext, Gap> {
+        self.memory.get_or_init(|| {
+            memory_for(&Inputs {
+                setup: self.setup,
+                linked: self.linked.map(|l| &l.setup),
+                models: self.models,
+                base_dir: self.path.parent().unwrap_or(Path::new(".")),
+                target: self.target,
+                data_parallel: self.data_parallel().map(|(n, _)| n),
+            })
+        })
+    }
+
     /// Where a diagnostic about this setting points: its value, or the file start for a default.
     pub fn span_of(&self, concept: Concept) -> Span {
         match self.setup.get(concept).map(|s| &s.origin) {
@@ -112,6 +137,17 @@ impl Context<'_> {
         message: String,
     ) -> Option<Fix> {
         let setting = self.setup.get(concept)?;
+        self.set_setting(setting, value, applicability, message)
+    }
+
+    /// Like [`Context::set`] for a setting built by the caller.
+    pub fn set_setting(
+        &self,
+        setting: &crate::dialect::Setting,
+        value: NewValue,
+        applicability: Applicability,
+        message: String,
+    ) -> Option<Fix> {
         let key = setting.origin.key();
         let edit = self.write_key(key, &value, setting.origin.is_explicit())?;
         Some(Fix {
@@ -152,17 +188,32 @@ impl Context<'_> {
     ) -> Option<Fix> {
         let spec = self.dialect.settings.get(&concept)?;
         let current = self.setup.get(concept)?;
-        let (source, raw) = spec.from.iter().find_map(|src| {
-            let map = src.map.as_ref()?;
-            // The most explicit spelling (`16-mixed` over `16`).
-            map.iter()
-                .filter(|(_, v)| v.as_str() == Some(canonical))
-                .max_by_key(|(raw, _)| raw.len())
-                .map(|(raw, _)| (src, raw.clone()))
-        })?;
+        let yields = |src: &&crate::dialect::Source| {
+            src.map
+                .as_ref()
+                .is_some_and(|m| m.values().any(|v| v.as_str() == Some(canonical)))
+        };
+        // Rewrite the key that set the current value when it can say the new one; else the
+        // highest-priority key that can.
+        let cur_key = current.origin.key();
+        let preferred = spec
+            .from
+            .iter()
+            .filter(|s| current.origin.is_explicit() && s.key == cur_key)
+            .find(yields);
+        let (source, raw) = preferred
+            .into_iter()
+            .chain(spec.from.iter())
+            .find_map(|src| {
+                let map = src.map.as_ref()?;
+                // The most explicit spelling (`16-mixed` over `16`).
+                map.iter()
+                    .filter(|(_, v)| v.as_str() == Some(canonical))
+                    .max_by_key(|(raw, _)| raw.len())
+                    .map(|(raw, _)| (src, raw.clone()))
+            })?;
         let new_value = raw_value(&raw);
         let mut edits = Vec::new();
-        let cur_key = current.origin.key();
         if current.origin.is_explicit() && cur_key != source.key {
             // The key that set the old value must stop winning: a `true` flag becomes `false`.
             let node = self

@@ -2,6 +2,10 @@
 //! (`hwlint rule HW202`), in ruff's form: What it does / Why is this bad? / Example / Fix safety.
 
 mod context;
+mod hw101_batch_exceeds_vram;
+mod hw102_gpu_underused;
+mod hw103_checkpointing_unneeded;
+mod hw105_vram_headroom_low;
 mod hw201_workers_exceed_cores;
 mod hw202_single_process_loading;
 mod hw203_workers_exceed_ram;
@@ -18,7 +22,9 @@ mod hw404_fp8_unsupported;
 mod hw501_batch_arithmetic_mismatch;
 mod hw502_gpus_exceed_target;
 mod hw602_duplicate_key;
+mod hw901_unknown_model;
 mod interval;
+mod memory;
 mod precision;
 
 pub use context::{Context, RuleOptions, Violation};
@@ -110,6 +116,34 @@ macro_rules! rule {
 
 /// Every rule, in code order.
 pub static RULES: &[Rule] = &[
+    rule!(
+        hw101_batch_exceeds_vram,
+        "HW101",
+        "batch-exceeds-vram",
+        Error,
+        Sometimes
+    ),
+    rule!(
+        hw102_gpu_underused,
+        "HW102",
+        "gpu-underused",
+        Warning,
+        Sometimes
+    ),
+    rule!(
+        hw103_checkpointing_unneeded,
+        "HW103",
+        "checkpointing-unneeded",
+        Warning,
+        Always
+    ),
+    rule!(
+        hw105_vram_headroom_low,
+        "HW105",
+        "vram-headroom-low",
+        Warning,
+        Sometimes
+    ),
     rule!(
         hw201_workers_exceed_cores,
         "HW201",
@@ -216,6 +250,7 @@ pub static RULES: &[Rule] = &[
         None
     ),
     rule!(hw602_duplicate_key, "HW602", "duplicate-key", Warning, None),
+    rule!(hw901_unknown_model, "HW901", "unknown-model", Info, None),
     Rule {
         code: "HW902",
         name: "parse-error",

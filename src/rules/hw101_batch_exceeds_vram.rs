@@ -1,0 +1,104 @@
+//! ## What it does
+//! Estimates the peak GPU memory of one training step from the model's architecture, the
+//! micro-batch, sequence length or image size, precision, optimizer, activation checkpointing,
+//! LoRA and sharding, and reports when it exceeds the target GPU's usable memory.
+//!
+//! "Needs" is the estimated peak allocated memory times the allocator's fragmentation factor
+//! (measured on real runs: 1.21, or 1.35 with checkpointing); "usable" is the memory the driver
+//! reports minus the CUDA context. The estimate is built per operation (what autograd keeps for
+//! backward, in the dtype each op runs in) and checked against 73 measured steps on an H100.
+//!
+//! ## Why is this bad?
+//! The run stops with `CUDA out of memory` at the first step (or at the first optimizer step,
+//! when the AdamW states appear), after the dataset and model have loaded.
+//!
+//! ## Example
+//! ```yaml
+//! # target: rtx-4090 (24 GB)
+//! model_name_or_path: TinyLlama/TinyLlama_v1.1
+//! per_device_train_batch_size: 16
+//! gradient_accumulation_steps: 1
+//! max_length: 2048
+//! ```
+//!
+//! Use instead:
+//! ```yaml
+//! per_device_train_batch_size: 2
+//! gradient_accumulation_steps: 8
+//! ```
+//!
+//! ## Fix safety
+//! Safe: it sets the largest micro-batch that fits under 90% of usable memory and raises
+//! gradient accumulation so that micro-batch x accumulation (the effective batch) is unchanged.
+//! Unsafe when the config has no accumulation key (the effective batch would change). No fix
+//! when not even a micro-batch of 1 fits; the message says what would.
+
+use super::memory::{
+    batch_fix, batch_phrase, gib, largest_divisor_at_most, largest_terms, need_with,
+    per_device_batch,
+};
+use super::{Context, Violation};
+use crate::dialect::Concept;
+use crate::estimate::memory::Checkpointing;
+use crate::estimate::verdict::{max_micro_batch, HEADROOM_LINE};
+
+pub(crate) fn check(ctx: &Context) -> Vec<Violation> {
+    let Ok(m) = ctx.memory() else {
+        return vec![];
+    };
+    // With sharding unknown, report only what holds even if the model states were sharded.
+    let e = m.least();
+    if e.verdict.fits {
+        return vec![];
+    }
+    let plan = &e.plan;
+    let usable = e.verdict.usable_bytes;
+    let mut message = format!(
+        "one step of {} at {} ({}) needs ~{} GiB{} ({}) > {} GiB usable on {}",
+        plan.model,
+        batch_phrase(plan),
+        plan.precision.as_str(),
+        gib(e.verdict.need_bytes),
+        if m.exact() {
+            ""
+        } else {
+            " even with the model states sharded across GPUs"
+        },
+        largest_terms(&e.estimate),
+        gib(usable),
+        ctx.target.gpu.key,
+    );
+    if plan.checkpointing == Checkpointing::None {
+        let with = need_with(plan, plan.batch, Checkpointing::Full);
+        if with <= usable {
+            message.push_str(&format!(
+                "; activation checkpointing alone would fit ({} GiB)",
+                gib(with)
+            ));
+        }
+    }
+    let fitting = max_micro_batch(plan, usable, HEADROOM_LINE) as i64;
+    let fix = match per_device_batch(ctx) {
+        Some(per_device) if fitting >= 1 => {
+            let micro = largest_divisor_at_most(per_device, fitting);
+            batch_fix(
+                ctx,
+                micro,
+                per_device,
+                &format!(
+                    "fits in {} GiB",
+                    gib(need_with(plan, micro as u64, plan.checkpointing))
+                ),
+            )
+        }
+        _ => None,
+    };
+    if fitting == 0 {
+        message.push_str(": not even micro-batch 1 fits; use LoRA, shard with ZeRO-3/FSDP over more GPUs, or a GPU with more memory");
+    }
+    vec![Violation {
+        message,
+        span: ctx.span_of(Concept::MicroBatch),
+        fix,
+    }]
+}

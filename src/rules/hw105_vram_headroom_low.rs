@@ -1,0 +1,69 @@
+//! ## What it does
+//! Warns when one training step is estimated to use between 90% and 100% of the target GPU's
+//! usable memory.
+//!
+//! ## Why is this bad?
+//! The estimate already includes the allocator's usual fragmentation, but a longer sample,
+//! a different library version or a second process on the GPU is enough to run out of memory
+//! hours into a run. A little headroom is cheaper than a restart.
+//!
+//! ## Example
+//! ```yaml
+//! per_device_train_batch_size: 12   # ~95% of a 24 GB card
+//! ```
+//!
+//! Use instead:
+//! ```yaml
+//! per_device_train_batch_size: 6
+//! gradient_accumulation_steps: 2
+//! ```
+//!
+//! ## Fix safety
+//! Display-only: the suggested micro-batch (with accumulation keeping the effective batch) is
+//! shown, not applied; whether the headroom is worth a slower step is the author's call.
+
+use super::memory::{batch_fix, batch_phrase, gib, largest_divisor_at_most, per_device_batch};
+use super::{Context, Violation};
+use crate::dialect::Concept;
+use crate::estimate::verdict::{max_micro_batch, HEADROOM_LINE};
+use crate::fix::Applicability;
+
+pub(crate) fn check(ctx: &Context) -> Vec<Violation> {
+    let Ok(m) = ctx.memory() else {
+        return vec![];
+    };
+    // Near the line, only an exact verdict says anything: with sharding unknown, stay silent.
+    if !m.exact() {
+        return vec![];
+    }
+    let m = &m.unsharded;
+    let share = m.verdict.share();
+    if !(HEADROOM_LINE..=1.0).contains(&share) {
+        return vec![];
+    }
+    let plan = &m.plan;
+    let fitting = max_micro_batch(plan, m.verdict.usable_bytes, HEADROOM_LINE) as i64;
+    let fix = match per_device_batch(ctx) {
+        Some(per_device) if fitting >= 1 => {
+            let micro = largest_divisor_at_most(per_device, fitting);
+            batch_fix(ctx, micro, per_device, "under 90% of usable memory").map(|mut f| {
+                f.applicability = Applicability::DisplayOnly;
+                f
+            })
+        }
+        _ => None,
+    };
+    vec![Violation {
+        message: format!(
+            "one step of {} at {} needs ~{} GiB, {:.0}% of the {} GiB usable on {}: little headroom against fragmentation or longer samples",
+            plan.model,
+            batch_phrase(plan),
+            gib(m.verdict.need_bytes),
+            share * 100.0,
+            gib(m.verdict.usable_bytes),
+            ctx.target.gpu.key,
+        ),
+        span: ctx.span_of(Concept::MicroBatch),
+        fix,
+    }]
+}

@@ -1,0 +1,148 @@
+//! Shared pieces of the memory rules (HW101-HW105): numbers in GiB, the breakdown text, and
+//! the fix that changes the micro-batch while keeping the effective batch.
+
+use super::Context;
+use crate::dialect::Concept;
+use crate::estimate::memory::{estimate, Checkpointing, MemoryEstimate, Plan};
+use crate::estimate::verdict::need_bytes;
+use crate::fix::{Applicability, Fix};
+use crate::syntax::edit::NewValue;
+
+pub(crate) fn gib(bytes: f64) -> String {
+    format!("{:.1}", bytes / (1u64 << 30) as f64)
+}
+
+/// `weights 4.1, activations 18.9, logits 7.6 GiB` (the three largest terms).
+pub(crate) fn largest_terms(est: &MemoryEstimate) -> String {
+    let terms: Vec<String> = est
+        .breakdown()
+        .into_iter()
+        .filter(|(_, b)| *b > 0.0)
+        .take(3)
+        .map(|(n, b)| format!("{n} {}", gib(b)))
+        .collect();
+    format!("{} GiB", terms.join(", "))
+}
+
+/// `micro-batch 8 x 2048 tokens` / `micro-batch 64 images`.
+pub(crate) fn batch_phrase(plan: &Plan) -> String {
+    if plan.seq_len > 0 {
+        format!("micro-batch {} x {} tokens", plan.batch, plan.seq_len)
+    } else {
+        format!("micro-batch {}", plan.batch)
+    }
+}
+
+/// Need of the plan with another micro-batch or checkpointing mode.
+pub(crate) fn need_with(plan: &Plan, batch: u64, ckpt: Checkpointing) -> f64 {
+    let mut p = plan.clone();
+    p.batch = batch;
+    p.checkpointing = ckpt;
+    need_bytes(&estimate(&p), ckpt)
+}
+
+/// The largest divisor of `n` that is at most `limit`.
+pub(crate) fn largest_divisor_at_most(n: i64, limit: i64) -> i64 {
+    (1..=limit.min(n)).rev().find(|d| n % d == 0).unwrap_or(1)
+}
+
+/// A fix that sets the micro-batch to `micro` and the accumulation so that micro-batch x
+/// accumulation stays `per_device` (exact: `micro` divides it). Safe when both keys can be
+/// written; unsafe (micro-batch only) when the dialect has no accumulation key.
+pub(crate) fn batch_fix(ctx: &Context, micro: i64, per_device: i64, why: &str) -> Option<Fix> {
+    let micro_key = ctx.setup.get(Concept::MicroBatch)?.origin.key().to_string();
+    let accum = per_device / micro;
+    let mut fix = ctx.set(
+        Concept::MicroBatch,
+        NewValue::Int(micro),
+        Applicability::Safe,
+        String::new(),
+    )?;
+    match ctx.setup.get(Concept::GradAccum) {
+        Some(a) if ctx.setup.int(Concept::GradAccum).is_some() => {
+            let accum_key = a.origin.key().to_string();
+            let current = ctx.setup.int(Concept::GradAccum).map_or(1, |(v, _)| v);
+            if current != accum {
+                let f = ctx.set(
+                    Concept::GradAccum,
+                    NewValue::Int(accum),
+                    Applicability::Safe,
+                    String::new(),
+                )?;
+                fix.edits.extend(f.edits);
+            }
+            fix.message = format!(
+                "set `{micro_key}` to {micro} and `{accum_key}` to {accum} ({micro} x {accum} = {per_device} per device, as before; {why})"
+            );
+        }
+        _ => match global_batch_keeps(ctx, per_device) {
+            // The framework derives accumulation from a stated global batch (torchtitan): a
+            // smaller micro-batch keeps the effective batch by itself, or once the derived
+            // global batch is written out.
+            Some(edits) => {
+                fix.edits.extend(edits);
+                fix.message = format!(
+                    "set `{micro_key}` to {micro}; the global batch stays {} so accumulation rises to {accum} ({why})",
+                    per_device * ctx.data_parallel().map_or(1, |(n, _)| n)
+                );
+            }
+            None => {
+                fix.applicability = Applicability::Unsafe;
+                fix.message = format!(
+                    "set `{micro_key}` to {micro} ({why}); this config has no gradient accumulation key, so the effective batch changes"
+                );
+            }
+        },
+    }
+    Some(fix)
+}
+
+/// Edits that keep the global batch when the micro-batch shrinks, for dialects whose
+/// accumulation is derived from a global batch: none needed when the global batch is written,
+/// else the derived value written out. `None` when the dialect has no global batch.
+fn global_batch_keeps(ctx: &Context, per_device: i64) -> Option<Vec<crate::fix::Edit>> {
+    if !ctx.dialect.settings.contains_key(&Concept::GlobalBatch) {
+        return None;
+    }
+    if ctx.setup.int(Concept::GlobalBatch).is_some() {
+        return Some(vec![]);
+    }
+    if !ctx.dialect.semantics.global_batch_minus_one_is_derived {
+        return None;
+    }
+    let (dp, _) = ctx.data_parallel()?;
+    let spec = ctx.dialect.settings.get(&Concept::GlobalBatch)?;
+    let key = spec.from.first()?.key.clone();
+    let setting = crate::dialect::Setting {
+        value: crate::dialect::SettingValue::Int(-1),
+        origin: match ctx.root.get_path(&key.split('.').collect::<Vec<_>>()) {
+            Some(n) => crate::dialect::Origin::File {
+                key: key.clone(),
+                key_span: n.span.clone(),
+                value_span: n.span.clone(),
+            },
+            None => crate::dialect::Origin::Default {
+                key: key.clone(),
+                relevant: false,
+                framework: String::new(),
+            },
+        },
+    };
+    let fix = ctx.set_setting(
+        &setting,
+        NewValue::Int(per_device * dp),
+        Applicability::Safe,
+        String::new(),
+    )?;
+    Some(fix.edits)
+}
+
+/// The per-device batch per optimizer step (micro-batch x accumulation), when known.
+pub(crate) fn per_device_batch(ctx: &Context) -> Option<i64> {
+    let (micro, _) = ctx.setup.int(Concept::MicroBatch)?;
+    let accum = match ctx.setup.get(Concept::GradAccum) {
+        None => 1,
+        Some(_) => ctx.setup.int(Concept::GradAccum)?.0.max(1),
+    };
+    Some(micro * accum)
+}
