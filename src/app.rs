@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use miette::{IntoDiagnostic, Report};
 use rayon::prelude::*;
 
-use crate::cli::{CheckArgs, Cli, ColorChoice, Command, TargetsArgs};
+use crate::cli::{CheckArgs, Cli, ColorChoice, Command, EstimateArgs, TargetsArgs};
 use crate::discover::discover;
 use crate::fix::{write_atomic, Applicability};
 use crate::hardware::catalog;
@@ -19,6 +19,7 @@ pub fn run(cli: Cli) -> Result<u8, Report> {
     match cli.command {
         Some(Command::Check(args)) => check(args),
         Some(Command::Targets(args)) => targets(args),
+        Some(Command::Estimate(args)) => estimate(args),
         None => check(cli.check),
     }
 }
@@ -223,6 +224,15 @@ fn target_text(results: &[FileResult], configs: &ConfigResolver) -> Result<Strin
         s.push_str(" (default)");
     }
     Ok(s)
+}
+
+fn estimate(args: EstimateArgs) -> Result<u8, Report> {
+    let report = crate::estimate::command::run(&args)?;
+    emit(&match args.output_format {
+        OutputFormat::Json => report::render_estimate_json(&report),
+        _ => report::render_estimate(&report),
+    })?;
+    Ok(0)
 }
 
 fn targets(args: TargetsArgs) -> Result<u8, Report> {

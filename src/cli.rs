@@ -27,6 +27,8 @@ pub enum Command {
     Check(CheckArgs),
     /// List the built-in hardware targets.
     Targets(TargetsArgs),
+    /// Estimate the peak GPU memory of one training step, from a config or from flags.
+    Estimate(EstimateArgs),
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -95,5 +97,59 @@ pub struct CheckArgs {
 pub struct TargetsArgs {
     /// `full` prints a table, `json` the catalog as JSON.
     #[arg(long, value_enum, default_value = "full")]
+    pub output_format: OutputFormat,
+}
+
+#[derive(Debug, Args, Clone)]
+pub struct EstimateArgs {
+    /// A training config to read the run from (flags override what it says).
+    pub config: Option<PathBuf>,
+    /// Model: a catalog name, a Hugging Face id, or a config.json / model folder.
+    #[arg(long, value_name = "NAME|FILE")]
+    pub model: Option<String>,
+    /// Micro-batch per GPU.
+    #[arg(long, value_name = "N")]
+    pub batch_size: Option<u64>,
+    /// Tokens per sample.
+    #[arg(long, value_name = "N")]
+    pub seq_len: Option<u64>,
+    /// Image side in pixels (vision models).
+    #[arg(long, value_name = "N")]
+    pub image_size: Option<u64>,
+    #[arg(long, value_enum)]
+    pub precision: Option<crate::estimate::memory::Precision>,
+    #[arg(long, value_enum)]
+    pub optimizer: Option<crate::estimate::memory::Optimizer>,
+    #[arg(long, value_enum)]
+    pub checkpointing: Option<crate::estimate::memory::Checkpointing>,
+    /// LoRA rank (freezes the base model).
+    #[arg(long, value_name = "N")]
+    pub lora_r: Option<u64>,
+    /// Modules LoRA adapts (comma-separated; default q_proj,v_proj).
+    #[arg(long, value_delimiter = ',', value_name = "MODULES")]
+    pub lora_targets: Option<Vec<String>>,
+    /// Load the frozen base in 4-bit (QLoRA).
+    #[arg(long)]
+    pub load_in_4bit: bool,
+    /// ZeRO stage (3 = FSDP full shard).
+    #[arg(long, value_name = "0|1|2|3")]
+    pub zero: Option<u8>,
+    /// Data-parallel GPUs the model states are sharded over.
+    #[arg(long, value_name = "N")]
+    pub gpus: Option<u64>,
+    /// The GPU or machine to check against (default: the config's target or `workstation`).
+    #[arg(long, value_name = "NAME|FILE")]
+    pub target: Option<String>,
+    /// Compare several GPUs: `all`, or a comma-separated list.
+    #[arg(long, value_delimiter = ',', value_name = "all|LIST")]
+    pub targets: Option<Vec<String>>,
+    /// Fraction of GPU memory the framework may use (JAX XLA_PYTHON_CLIENT_MEM_FRACTION).
+    #[arg(long, value_name = "F")]
+    pub memory_fraction: Option<f64>,
+    /// Optimizer steps of the run, for the run time (default: the config's).
+    #[arg(long, value_name = "N")]
+    pub steps: Option<u64>,
+    /// `full` prints a table, `json` an object.
+    #[arg(long, alias = "format", value_enum, default_value = "full")]
     pub output_format: OutputFormat,
 }

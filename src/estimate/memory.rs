@@ -76,8 +76,12 @@ pub enum Optimizer {
     /// torch AdamW with `fused=True`: no temporary.
     AdamwFused,
     /// bitsandbytes 8-bit AdamW (block-wise quantized moments).
+    #[value(name = "adamw-8bit")]
+    #[serde(rename = "adamw-8bit")]
     Adamw8bit,
     /// bitsandbytes paged 8-bit AdamW (moments can be paged out under pressure).
+    #[value(name = "paged-adamw-8bit")]
+    #[serde(rename = "paged-adamw-8bit")]
     PagedAdamw8bit,
     /// Adafactor (factored second moment, no first moment).
     Adafactor,
@@ -426,5 +430,84 @@ pub fn estimate(plan: &Plan) -> MemoryEstimate {
         temporary_bytes: temporary,
         peak_bytes: peak,
         peak_at,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::estimate::models::lookup;
+
+    fn plan(model: &str, precision: Precision, batch: u64) -> Plan {
+        Plan {
+            model: model.into(),
+            arch: lookup(model).unwrap().clone(),
+            batch,
+            seq_len: 2048,
+            image_size: 0,
+            precision,
+            optimizer: Optimizer::Adamw,
+            checkpointing: Checkpointing::Full,
+            lora: None,
+            load_in_4bit: false,
+            zero_stage: 0,
+            gpus: 1,
+            tensor_parallel: 1,
+            context_parallel: 1,
+        }
+    }
+
+    #[test]
+    fn small_batch_peak_is_the_adamw_step_at_20_or_10_bytes_per_parameter() {
+        // memory.md section 2: weights + grads + two moments + one foreach temporary.
+        let amp = estimate(&plan("tinyllama-1.1b", Precision::Bf16Mixed, 1));
+        let p = amp.params as f64;
+        assert_eq!(amp.peak_at, "optimizer step");
+        assert!((amp.peak_bytes - 20.0 * p).abs() < 1.0);
+        let bf16 = estimate(&plan("tinyllama-1.1b", Precision::Bf16True, 1));
+        assert!((bf16.peak_bytes - 10.0 * p).abs() < 1.0);
+    }
+
+    #[test]
+    fn optimizers_and_sharding_change_only_the_model_states() {
+        let mut p = plan("llama-3-8b", Precision::Bf16Mixed, 1);
+        let base = estimate(&p);
+        p.optimizer = Optimizer::Adamw8bit;
+        let eight = estimate(&p);
+        // Two 1-byte moments instead of two fp32 ones.
+        assert!(
+            (eight.optimizer_bytes / base.optimizer_bytes - (2.0 + 8.0 / 2048.0) / 8.0).abs()
+                < 1e-9
+        );
+        p.optimizer = Optimizer::Adamw;
+        p.zero_stage = 2;
+        p.gpus = 8;
+        let z2 = estimate(&p);
+        assert!((z2.optimizer_bytes - base.optimizer_bytes / 8.0).abs() < 1.0);
+        assert!((z2.gradients_bytes - base.gradients_bytes / 8.0).abs() < 1.0);
+        assert_eq!(z2.weights_bytes, base.weights_bytes);
+        assert_eq!(z2.activations_bytes, base.activations_bytes);
+    }
+
+    #[test]
+    fn lora_trains_adapters_only_and_keeps_them_in_fp32() {
+        let mut p = plan("tinyllama-1.1b", Precision::Bf16True, 1);
+        p.lora = Some((16, vec!["q_proj".into(), "v_proj".into()]));
+        let e = estimate(&p);
+        // r x (in + out) for q (2048 -> 2048) and v (2048 -> 256) in 22 blocks: 2,252,800.
+        assert_eq!(e.trainable_params, 2_252_800);
+        assert_eq!(e.gradients_bytes, 4.0 * 2_252_800.0);
+        assert_eq!(e.optimizer_bytes, 8.0 * 2_252_800.0);
+    }
+
+    #[test]
+    fn eager_free_sdpa_activations_grow_linearly_with_sequence() {
+        let mut p = plan("gpt2", Precision::Bf16Mixed, 4);
+        p.checkpointing = Checkpointing::None;
+        p.seq_len = 512;
+        let short = estimate(&p).activations_bytes;
+        p.seq_len = 1024;
+        let long = estimate(&p).activations_bytes;
+        assert!((long / short - 2.0).abs() < 1e-9);
     }
 }

@@ -1,8 +1,10 @@
 //! The memory estimator: pure functions from (setup, architecture, target) to bytes.
 
 pub mod activations;
+pub mod command;
 pub mod memory;
 pub mod models;
 pub mod params;
 pub mod plan;
+pub mod throughput;
 pub mod verdict;

@@ -29,6 +29,7 @@ pub struct Gpu {
     pub flash_attention_2: bool,
     pub memory_bandwidth_gb_s: f64,
     pub bf16_tflops: f64,
+    pub fp32_tflops: f64,
     #[serde(default)]
     pub source: String,
 }

@@ -1,6 +1,7 @@
 //! Output formats. One place decides what is printed; exit codes are decided in `app`.
 
 mod concise;
+mod estimate;
 mod full;
 mod json;
 
@@ -9,6 +10,7 @@ use crate::lint::FileResult;
 use crate::syntax::LineIndex;
 
 pub use concise::render_concise;
+pub use estimate::{render_estimate, render_estimate_json};
 pub use full::render_full;
 pub use json::render_json;
 

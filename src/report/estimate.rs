@@ -1,0 +1,147 @@
+//! Output of `hwlint estimate`: a breakdown with bars and a verdict per target, or JSON.
+
+use crate::estimate::command::EstimateReport;
+
+/// The flag spelling of an option (`adamw-8bit`, `full`).
+fn value_name(v: impl clap::ValueEnum) -> String {
+    v.to_possible_value()
+        .map_or_else(String::new, |p| p.get_name().to_string())
+}
+
+fn gib(b: f64) -> f64 {
+    b / (1u64 << 30) as f64
+}
+
+fn params(n: u64) -> String {
+    if n >= 1_000_000_000 {
+        format!("{:.2} B", n as f64 / 1e9)
+    } else {
+        format!("{:.1} M", n as f64 / 1e6)
+    }
+}
+
+fn duration(s: f64) -> String {
+    if s < 1.0 {
+        format!("{:.0} ms", s * 1000.0)
+    } else if s < 120.0 {
+        format!("{s:.1} s")
+    } else if s < 7200.0 {
+        format!("{:.0} min", s / 60.0)
+    } else {
+        format!("{:.1} h", s / 3600.0)
+    }
+}
+
+pub fn render_estimate(r: &EstimateReport) -> String {
+    let p = &r.plan;
+    let e = &r.estimate;
+    let mut out = format!(
+        "{}: {} parameters ({} trainable) · micro-batch {}{} · {} · {} · checkpointing {}{}{}\n\n",
+        p.model,
+        params(e.params),
+        params(e.trainable_params),
+        p.batch,
+        if p.seq_len > 0 {
+            format!(" x {} tokens", p.seq_len)
+        } else {
+            String::new()
+        },
+        p.precision.as_str(),
+        value_name(p.optimizer),
+        value_name(p.checkpointing),
+        p.lora.as_ref().map_or(String::new(), |(r, t)| format!(
+            " · LoRA r={r} on {}",
+            t.join(",")
+        )),
+        if p.zero_stage > 0 {
+            format!(" · ZeRO-{} over {} GPUs", p.zero_stage, p.gpus)
+        } else {
+            String::new()
+        },
+    );
+    let terms = [
+        ("weights", e.weights_bytes),
+        ("gradients", e.gradients_bytes),
+        ("optimizer", e.optimizer_bytes),
+        ("activations", e.activations_bytes),
+        ("logits", e.logits_bytes),
+        ("temporary", e.temporary_bytes),
+    ];
+    let scale = e.peak_bytes.max(1.0);
+    for (name, bytes) in terms {
+        let width = (40.0 * bytes / scale).round() as usize;
+        out.push_str(&format!(
+            "  {name:<12} {:>7.1} GiB  {}\n",
+            gib(bytes),
+            "█".repeat(width.min(40))
+        ));
+    }
+    out.push_str(&format!(
+        "\n  peak allocated {:.1} GiB ({}); x {:.2} allocator = {:.1} GiB needed\n",
+        gib(e.peak_bytes),
+        e.peak_at,
+        r.allocator_factor,
+        gib(e.peak_bytes * r.allocator_factor)
+    ));
+    out.push_str(
+        "  (the terms are not summed: the peak is the largest of a few instants of the step)\n\n",
+    );
+    out.push_str(&format!(
+        "  {:<14} {:>10}  {:<5} {:>15}  {:>9}  {:>9}\n",
+        "target", "usable", "fits", "max micro-batch", "step", "run"
+    ));
+    for t in &r.targets {
+        out.push_str(&format!(
+            "  {:<14} {:>6.1} GiB  {:<5} {:>15}  {:>9}  {:>9}\n",
+            t.gpu,
+            gib(t.usable_bytes),
+            if t.fits { "yes" } else { "no" },
+            t.max_micro_batch,
+            duration(t.step_seconds),
+            t.run_seconds.map_or("-".into(), duration),
+        ));
+    }
+    if !r.inputs.is_empty() {
+        out.push_str("\n  inputs: ");
+        out.push_str(
+            &r.inputs
+                .iter()
+                .map(|(k, v)| format!("{k} from {v}"))
+                .collect::<Vec<_>>()
+                .join("; "),
+        );
+        out.push('\n');
+    }
+    out
+}
+
+pub fn render_estimate_json(r: &EstimateReport) -> String {
+    let e = &r.estimate;
+    let first = r.targets.first();
+    let v = serde_json::json!({
+        "model": r.plan.model,
+        "params": e.params,
+        "trainable_params": e.trainable_params,
+        "peak_allocated_bytes": e.peak_bytes,
+        "peak_at": e.peak_at,
+        "weights_bytes": e.weights_bytes,
+        "gradients_bytes": e.gradients_bytes,
+        "optimizer_bytes": e.optimizer_bytes,
+        "activations_bytes": e.activations_bytes,
+        "logits_bytes": e.logits_bytes,
+        "temporary_bytes": e.temporary_bytes,
+        "allocator_factor": r.allocator_factor,
+        "need_bytes": e.peak_bytes * r.allocator_factor,
+        "usable_bytes": first.map(|t| t.usable_bytes),
+        "fits": first.map(|t| t.fits),
+        "max_micro_batch": first.map(|t| t.max_micro_batch),
+        "step_seconds": first.map(|t| t.step_seconds),
+        "plan": r.plan,
+        "steps": r.steps,
+        "inputs": r.inputs.iter().map(|(k, v)| serde_json::json!({"input": k, "from": v})).collect::<Vec<_>>(),
+        "targets": r.targets,
+    });
+    let mut s = serde_json::to_string_pretty(&v).unwrap_or_default();
+    s.push('\n');
+    s
+}

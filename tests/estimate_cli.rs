@@ -1,0 +1,133 @@
+//! `hwlint estimate`: human and JSON output snapshots, and errors that say what to pass.
+
+use assert_cmd::Command;
+
+fn hwlint() -> Command {
+    let mut c = Command::cargo_bin("hwlint").unwrap();
+    c.current_dir(env!("CARGO_MANIFEST_DIR"))
+        .env("NO_COLOR", "1");
+    c
+}
+
+fn run(args: &[&str]) -> (i32, String, String) {
+    let out = hwlint().args(args).output().unwrap();
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+#[test]
+fn from_flags_human() {
+    let (code, out, _) = run(&[
+        "estimate",
+        "--model",
+        "tinyllama-1.1b",
+        "--batch-size",
+        "8",
+        "--seq-len",
+        "2048",
+        "--precision",
+        "bf16-mixed",
+        "--targets",
+        "rtx-4090,a100-80gb,h100-sxm",
+        "--steps",
+        "10000",
+    ]);
+    assert_eq!(code, 0);
+    insta::assert_snapshot!("estimate_flags_human", out);
+}
+
+#[test]
+fn from_a_config_json() {
+    let (code, out, _) = run(&[
+        "estimate",
+        "fixtures/rules/HW101/bad-trl.yaml",
+        "--target",
+        "rtx-4090",
+        "--format",
+        "json",
+    ]);
+    assert_eq!(code, 0);
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(v["fits"], false);
+    assert!(v["peak_allocated_bytes"].as_f64().unwrap() > 0.0);
+    assert!(v["max_micro_batch"].as_u64().unwrap() >= 1);
+    insta::assert_snapshot!("estimate_config_json", out);
+}
+
+#[test]
+fn lora_over_a_bf16_base_on_every_gpu() {
+    let (code, out, _) = run(&[
+        "estimate",
+        "--model",
+        "meta-llama/Llama-3.1-8B",
+        "--batch-size",
+        "4",
+        "--seq-len",
+        "4096",
+        "--precision",
+        "bf16-true",
+        "--lora-r",
+        "16",
+        "--checkpointing",
+        "full",
+        "--targets",
+        "all",
+    ]);
+    assert_eq!(code, 0);
+    insta::assert_snapshot!("estimate_lora_matrix", out);
+}
+
+#[test]
+fn errors_say_what_to_pass() {
+    let (code, _, err) = run(&["estimate", "--batch-size", "8"]);
+    assert_eq!(code, 2);
+    assert!(err.contains("--model"), "{err}");
+    let (code, _, err) = run(&["estimate", "--model", "gpt2", "--batch-size", "8"]);
+    assert_eq!(code, 2);
+    assert!(err.contains("--seq-len"), "{err}");
+    let (code, _, err) = run(&["estimate", "--model", "no-such-model", "--seq-len", "8"]);
+    assert_eq!(code, 2);
+    assert!(err.contains("unknown model"), "{err}");
+    let (code, _, err) = run(&[
+        "estimate",
+        "--model",
+        "gpt2",
+        "--seq-len",
+        "8",
+        "--memory-fraction",
+        "1.5",
+    ]);
+    assert_eq!(code, 2);
+    assert!(err.contains("outside (0, 1]"), "{err}");
+}
+
+#[test]
+fn jax_memory_fraction_shrinks_usable_memory() {
+    let args = [
+        "estimate",
+        "--model",
+        "gpt2",
+        "--batch-size",
+        "8",
+        "--seq-len",
+        "1024",
+        "--target",
+        "h100-sxm",
+        "--format",
+        "json",
+    ];
+    let (_, full, _) = run(&args);
+    let mut with = args.to_vec();
+    with.extend(["--memory-fraction", "0.75"]);
+    let (_, frac, _) = run(&with);
+    let u = |s: &str| {
+        serde_json::from_str::<serde_json::Value>(s).unwrap()["usable_bytes"]
+            .as_f64()
+            .unwrap()
+    };
+    assert_eq!(u(&frac), 0.75 * 85017493504.0);
+    assert!(u(&full) > u(&frac));
+}
