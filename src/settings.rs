@@ -26,6 +26,10 @@ pub struct ConfigFile {
     #[serde(default)]
     pub dialects: Vec<PathBuf>,
     pub ram_per_worker_gb: Option<f64>,
+    /// Bytes the dataloader reads from storage per sample (for HW206).
+    pub bytes_per_sample: Option<f64>,
+    /// Measured training throughput per process, samples/s (HW206; else it is estimated).
+    pub samples_per_second: Option<f64>,
     #[serde(default, rename = "per-path")]
     pub per_path: Vec<PerPath>,
     #[serde(default, rename = "per-file-ignores")]
@@ -47,6 +51,8 @@ pub enum TargetField {
 #[serde(deny_unknown_fields)]
 pub struct PerPath {
     pub paths: Vec<String>,
+    pub bytes_per_sample: Option<f64>,
+    pub storage_mb_s: Option<f64>,
     pub target: Option<String>,
     pub gpus: Option<u32>,
     pub cpu_cores: Option<u32>,
@@ -255,6 +261,7 @@ impl LoadedConfig {
             target.gpus = p.gpus.or(target.gpus);
             target.host.cpu_cores = p.cpu_cores.or(target.host.cpu_cores);
             target.host.ram_gb = p.ram_gb.or(target.host.ram_gb);
+            target.host.storage_mb_s = p.storage_mb_s.or(target.host.storage_mb_s);
         }
         if o.gpus.is_some() {
             target.gpus = o.gpus;
@@ -276,6 +283,10 @@ impl LoadedConfig {
             ignore,
             options: RuleOptions {
                 ram_per_worker_gb: self.file.ram_per_worker_gb.unwrap_or(2.5),
+                bytes_per_sample: per_path
+                    .and_then(|p| p.bytes_per_sample)
+                    .or(self.file.bytes_per_sample),
+                samples_per_second: self.file.samples_per_second,
             },
             dialects: self.dialects.clone(),
             models: self.models.clone(),

@@ -13,41 +13,25 @@ pub use spec::{Condition, Dialect, Semantics, SettingSpec, Signature, Source};
 
 use crate::syntax::{Format, Node};
 
+/// Pairs each built-in dialect file's name with its text.
+macro_rules! builtin_dialects {
+    ($($file:literal),* $(,)?) => {
+        &[$(($file, include_str!(concat!("../../rules/dialects/", $file)))),*]
+    };
+}
+
 /// The dialects compiled into the binary, most specific first (ties go to the earlier one).
-const BUILTIN: &[(&str, &str)] = &[
-    (
-        "lerobot.toml",
-        include_str!("../../rules/dialects/lerobot.toml"),
-    ),
-    (
-        "lerobot-hydra.toml",
-        include_str!("../../rules/dialects/lerobot-hydra.toml"),
-    ),
-    ("trl.toml", include_str!("../../rules/dialects/trl.toml")),
-    (
-        "hf-trainer.toml",
-        include_str!("../../rules/dialects/hf-trainer.toml"),
-    ),
-    (
-        "axolotl.toml",
-        include_str!("../../rules/dialects/axolotl.toml"),
-    ),
-    (
-        "torchtitan.toml",
-        include_str!("../../rules/dialects/torchtitan.toml"),
-    ),
-    (
-        "deepspeed.toml",
-        include_str!("../../rules/dialects/deepspeed.toml"),
-    ),
-    (
-        "lightning.toml",
-        include_str!("../../rules/dialects/lightning.toml"),
-    ),
-    (
-        "accelerate.toml",
-        include_str!("../../rules/dialects/accelerate.toml"),
-    ),
+const BUILTIN: &[(&str, &str)] = builtin_dialects![
+    "lerobot.toml",
+    "lerobot-hydra.toml",
+    "trl.toml",
+    "hf-trainer.toml",
+    "axolotl.toml",
+    "torchtitan.toml",
+    "deepspeed.toml",
+    "lightning.toml",
+    "vjepa.toml",
+    "accelerate.toml",
 ];
 
 #[derive(Debug, thiserror::Error, miette::Diagnostic)]

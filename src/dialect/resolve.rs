@@ -186,6 +186,8 @@ fn read_source(
                 }
             } else if matches!(&loaded, Value::Str(s) if is_symbolic(s)) {
                 SettingValue::Unknown(text)
+            } else if source.size_gb {
+                size_in_gb(&text).map_or(SettingValue::Unknown(text), SettingValue::Float)
             } else if let Some(suffix) = &source.suffix_key {
                 match root.get_path(&path_of(suffix)).and_then(|n| n.as_scalar()) {
                     Some(sfx) => {
@@ -201,6 +203,20 @@ fn read_source(
     let fraction =
         source.fraction_of_total && matches!(value, SettingValue::Float(f) if f > 0.0 && f < 1.0);
     Some((Setting { value, origin }, fraction))
+}
+
+/// `220G`, `220GB`, `512M`, `1T`, or a bare number of gigabytes.
+fn size_in_gb(text: &str) -> Option<f64> {
+    let t = text.trim().to_ascii_uppercase();
+    let t = t.trim_end_matches('B');
+    let (num, scale) = match t.chars().last()? {
+        'K' => (&t[..t.len() - 1], 1e-6),
+        'M' => (&t[..t.len() - 1], 1e-3),
+        'G' => (&t[..t.len() - 1], 1.0),
+        'T' => (&t[..t.len() - 1], 1e3),
+        _ => (t, 1.0),
+    };
+    num.trim().parse::<f64>().ok().map(|n| n * scale)
 }
 
 fn convert(concept: Concept, v: &Value) -> SettingValue {

@@ -22,6 +22,10 @@ pub enum Concept {
     /// Devices on each node (Lightning `trainer.devices`).
     DevicesPerNode,
     Nodes,
+    /// CPU cores the scheduler gives each process (SLURM `cpus_per_task`).
+    CpusPerProcess,
+    /// Host RAM the scheduler gives each process, GB (SLURM `mem_per_gpu`).
+    RamPerProcessGb,
     NumWorkers,
     PinMemory,
     PersistentWorkers,
@@ -79,10 +83,10 @@ impl Concept {
         use Concept::*;
         match self {
             MicroBatch | GlobalBatch | DeviceBatch | GradAccum | Processes | DevicesPerNode
-            | Nodes | NumWorkers | PrefetchFactor | TotalSteps | DecaySteps | SaveInterval
-            | EvalInterval | SeqLen | ImageSize | LoraR | ZeroStage | TensorParallel
-            | PipelineParallel | ContextParallel => ValueType::Int,
-            Epochs | WarmupSteps | WarmupRatio => ValueType::Float,
+            | Nodes | CpusPerProcess | NumWorkers | PrefetchFactor | TotalSteps | DecaySteps
+            | SaveInterval | EvalInterval | SeqLen | ImageSize | LoraR | ZeroStage
+            | TensorParallel | PipelineParallel | ContextParallel => ValueType::Int,
+            Epochs | WarmupSteps | WarmupRatio | RamPerProcessGb => ValueType::Float,
             PinMemory | PersistentWorkers | LoadIn4bit | UsesGpu | FusedKernels => ValueType::Bool,
             Scheduler
             | Precision

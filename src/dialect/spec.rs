@@ -82,6 +82,9 @@ pub struct Source {
     /// Appends `/` and this other key's value (torchtitan `model.name` + `model.flavor` reads
     /// as `llama3/8B`).
     pub suffix_key: Option<String>,
+    /// A size written with a unit (`220G`, `512MB`, `1T`) read as gigabytes.
+    #[serde(default)]
+    pub size_gb: bool,
     /// Values, as text, that mean "not set" (`-1` for HF `max_steps`): the next source or the
     /// default applies.
     #[serde(default)]

@@ -17,12 +17,18 @@ use crate::syntax::{Document, Node, Span};
 pub struct RuleOptions {
     /// Host RAM one dataloader worker uses (GB), for HW203.
     pub ram_per_worker_gb: f64,
+    /// Bytes read from storage per sample, for HW206.
+    pub bytes_per_sample: Option<f64>,
+    /// Measured samples/s per process, for HW206 (else estimated from the step time).
+    pub samples_per_second: Option<f64>,
 }
 
 impl Default for RuleOptions {
     fn default() -> Self {
         RuleOptions {
             ram_per_worker_gb: 2.5,
+            bytes_per_sample: None,
+            samples_per_second: None,
         }
     }
 }
@@ -112,6 +118,23 @@ impl Context<'_> {
             return Some((ws, source));
         }
         (ws % model == 0).then(|| (ws / model, format!("{source} / {model} model-parallel")))
+    }
+
+    /// CPU cores each training process may use: what the scheduler gives it when the file says
+    /// (`cpus_per_task`), else the host's cores shared by the processes on a node.
+    pub fn cores_per_process(&self) -> Option<(i64, String)> {
+        if let Some((c, s)) = self.setup.int(Concept::CpusPerProcess) {
+            return Some((c, s.origin.describe()));
+        }
+        let cores = i64::from(self.target.host.cpu_cores?);
+        let procs = self.processes_per_node();
+        Some((
+            cores / procs,
+            format!(
+                "{cores} CPU cores / {procs} processes on {}",
+                self.target.describe()
+            ),
+        ))
     }
 
     /// Processes on one node: what the file says, else the target's GPUs, else one.

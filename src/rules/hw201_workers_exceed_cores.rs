@@ -36,27 +36,26 @@ pub(crate) fn check(ctx: &Context) -> Vec<Violation> {
     let Some((workers, setting)) = ctx.setup.int(Concept::NumWorkers) else {
         return vec![];
     };
-    let Some(cores) = ctx.target.host.cpu_cores.map(i64::from) else {
+    let Some((cores, cores_from)) = ctx.cores_per_process() else {
         return vec![];
     };
-    let procs = ctx.processes_per_node();
-    if workers * procs <= cores {
+    if workers <= cores {
         return vec![];
     }
-    let suggested = (cores / procs - 1).max(1);
+    let procs = ctx.processes_per_node();
+    let suggested = (cores - 1).max(1);
     let message = format!(
-        "{} {workers} x {procs} process{} per node = {} dataloader workers > {cores} CPU cores on {}",
+        "{} {workers} dataloader workers per process > {cores} CPU cores per process ({cores_from}); {procs} process{} per node run {} workers",
         setting.origin.describe(),
         if procs == 1 { "" } else { "es" },
         workers * procs,
-        ctx.target.describe(),
     );
     let fix = ctx.set(
         Concept::NumWorkers,
         NewValue::Int(suggested),
         Applicability::Safe,
         format!(
-            "set `{}` to {suggested} ({cores} cores / {procs} - 1)",
+            "set `{}` to {suggested} (cores per process - 1)",
             setting.origin.key()
         ),
     );

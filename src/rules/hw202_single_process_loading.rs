@@ -36,17 +36,16 @@ pub(crate) fn check(ctx: &Context) -> Vec<Violation> {
     if !setting.origin.counts_for_efficiency() || !ctx.setup.uses_gpu() {
         return vec![];
     }
-    let procs = ctx.processes_per_node();
-    let (workers, applicability, why) = match ctx.target.host.cpu_cores {
-        Some(cores) => {
-            let per_proc = i64::from(cores) / procs - 1;
+    let (workers, applicability, why) = match ctx.cores_per_process() {
+        Some((cores, _)) => {
+            let per_proc = cores - 1;
             if per_proc < 1 {
                 return vec![];
             }
             (
                 per_proc.min(8),
                 Applicability::Safe,
-                format!("min(8, {cores} cores / {procs} - 1)"),
+                format!("min(8, {cores} cores per process - 1)"),
             )
         }
         None => (4, Applicability::Unsafe, "host cores unknown".to_string()),

@@ -37,21 +37,26 @@ pub(crate) fn check(ctx: &Context) -> Vec<Violation> {
     let Some((workers, setting)) = ctx.setup.int(Concept::NumWorkers) else {
         return vec![];
     };
-    let Some(ram) = ctx.target.host.ram_gb else {
-        return vec![];
-    };
     if workers <= 0 {
         return vec![];
     }
+    // RAM the scheduler gives each process (SLURM `mem_per_gpu`) stands for one process's host.
+    let (ram, procs, ram_from) = match ctx.setup.float(Concept::RamPerProcessGb) {
+        Some((r, s)) => (r, 1.0, s.origin.describe()),
+        None if ctx.setup.is_unknown(Concept::RamPerProcessGb) => return vec![],
+        None => match ctx.target.host.ram_gb {
+            Some(r) => (r, ctx.processes_per_node() as f64, "host RAM".to_string()),
+            None => return vec![],
+        },
+    };
     let per_worker = ctx.options.ram_per_worker_gb;
-    let procs = ctx.processes_per_node() as f64;
     let need = workers as f64 * procs * per_worker + procs * TRAINING_PROCESS_RAM_GB;
     if need <= ram {
         return vec![];
     }
     let fitting = ((ram - procs * TRAINING_PROCESS_RAM_GB) / (procs * per_worker)).floor() as i64;
     let message = format!(
-        "{} {workers} x {procs} process{} x {per_worker} GB per worker + {procs} x {TRAINING_PROCESS_RAM_GB} GB per process = {need:.0} GB > {ram} GB host RAM",
+        "{} {workers} x {procs} process{} x {per_worker} GB per worker + {procs} x {TRAINING_PROCESS_RAM_GB} GB per process = {need:.0} GB > {ram} GB {ram_from}",
         setting.origin.describe(),
         if procs == 1.0 { "" } else { "es" },
     );

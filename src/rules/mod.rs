@@ -11,6 +11,7 @@ mod hw202_single_process_loading;
 mod hw203_workers_exceed_ram;
 mod hw204_pin_memory_off;
 mod hw205_persistent_workers_off;
+mod hw206_storage_too_slow;
 mod hw301_lr_decay_mismatch;
 mod hw302_warmup_exceeds_steps;
 mod hw303_save_freq_exceeds_steps;
@@ -178,6 +179,13 @@ pub static RULES: &[Rule] = &[
         "persistent-workers-off",
         Info,
         Always
+    ),
+    rule!(
+        hw206_storage_too_slow,
+        "HW206",
+        "storage-too-slow",
+        Warning,
+        None
     ),
     rule!(
         hw301_lr_decay_mismatch,
