@@ -44,12 +44,20 @@ pub(crate) fn check(ctx: &Context) -> Vec<Violation> {
     }
     let procs = ctx.processes_per_node();
     let suggested = (cores - 1).max(1);
-    let message = format!(
-        "{} {workers} dataloader workers per process > {cores} CPU cores per process ({cores_from}); {procs} process{} per node run {} workers",
-        setting.origin.describe(),
-        if procs == 1 { "" } else { "es" },
-        workers * procs,
-    );
+    let message = match ctx.setup.get(Concept::CpusPerProcess) {
+        Some(_) => format!(
+            "{} {workers} dataloader workers per process > {cores} CPU cores per process ({cores_from})",
+            setting.origin.describe(),
+        ),
+        None => format!(
+            "{} {workers} x {procs} process{} per node = {} dataloader workers > {} CPU cores on {}",
+            setting.origin.describe(),
+            if procs == 1 { "" } else { "es" },
+            workers * procs,
+            ctx.target.host.cpu_cores.unwrap_or_default(),
+            ctx.target.describe(),
+        ),
+    };
     let fix = ctx.set(
         Concept::NumWorkers,
         NewValue::Int(suggested),
