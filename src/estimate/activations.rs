@@ -196,7 +196,7 @@ pub fn block_per_token(a: &Architecture, rg: Regime, t: &Trainable) -> f64 {
                 total += h + r * h; // dropout mask, output LayerNorm input
             }
         }
-        Family::Resnet => {}
+        Family::Resnet | Family::Opaque | Family::Composite => {}
     }
     if a.sandwich_norm {
         total += 4.0 * h + if w_trains { r * h } else { 0.0 };
@@ -241,14 +241,14 @@ pub fn outside_per_sample(
             // The fp32 pixel batch, the patch conv's bf16 copy under autocast, final LayerNorm input.
             4.0 * pixels + if rg.autocast { 2.0 * pixels } else { 0.0 } + r * h * s
         }
-        Family::Resnet => 0.0,
+        Family::Resnet | Family::Opaque | Family::Composite => 0.0,
         _ => {
             let (kept, normed) = if a.family == Family::Bert {
                 (0.0, r)
             } else {
                 norm(rg, a.family, r, h, !t.frozen_base)
             };
-            let head = if a.is_causal_lm() {
+            let head = if a.has_lm_loss() {
                 linear_inputs(rg, normed, h, &["lm_head"], t)
             } else {
                 0.0

@@ -228,14 +228,38 @@ fn lora_params(a: &Architecture, r: u64, targets: &[String]) -> u64 {
     per_block * a.num_layers
 }
 
-/// The peak allocated memory of one training step.
-pub fn estimate(plan: &Plan) -> MemoryEstimate {
+/// The memory terms of one model (or one part of a composite) before the instants are taken.
+#[derive(Debug, Clone, Copy, Default)]
+struct Terms {
+    params: f64,
+    trainable: f64,
+    weights: f64,
+    grads: f64,
+    moments: f64,
+    step_temp: f64,
+    cast_cache: f64,
+    cast_kept_ckpt: f64,
+    acts_full: f64,
+    acts_ckpt: f64,
+    /// What recomputing and backpropagating the last block adds (checkpointing only).
+    recompute: f64,
+    logits_fwd: f64,
+    logits_bwd: f64,
+    head_grad: f64,
+    working: f64,
+    block_grads: f64,
+    checkpointable: bool,
+}
+
+/// The terms of one model. `frozen` freezes all of it (a frozen tower of a composite: weights
+/// only, and its input needs no gradient, so it keeps no activations).
+fn terms(plan: &Plan, frozen: bool) -> Terms {
     let a = &plan.arch;
     let counts: ParamCounts = params::count(a);
     let p = counts.total as f64;
     let rg = plan.precision.regime();
     let b = plan.batch.max(1) as f64;
-    let frozen_base = plan.lora.is_some() || plan.load_in_4bit;
+    let frozen_base = frozen || plan.lora.is_some() || plan.load_in_4bit;
     let trainable = Trainable {
         frozen_base,
         lora: plan.lora.clone(),
@@ -332,18 +356,16 @@ pub fn estimate(plan: &Plan) -> MemoryEstimate {
         let inputs = b * tokens * rg.residual * a.hidden_size as f64 * layers;
         (outside + blocks, outside + inputs, b * tokens * block)
     };
-    let checkpointed = plan.checkpointing == Checkpointing::Full && a.family != Family::Resnet;
     // Tensor (+ sequence) and context parallelism split every activation across their ranks
     // (Korthikanti et al.); they also split the model states by the tensor-parallel degree.
     let tp = plan.tensor_parallel.max(1) as f64;
     let split = tp * plan.context_parallel.max(1) as f64;
     let (acts_full, acts_ckpt, one_block) =
         (acts_full / split, acts_ckpt / split, one_block / split);
-    let acts = if checkpointed { acts_ckpt } else { acts_full };
 
     // Causal-LM loss: bf16/fp32 logits, their fp32 copy and the log-softmax output at the end of
     // forward; three fp32 [b, s, V] buffers at the start of backward.
-    let (logits_fwd, logits_bwd) = if a.is_causal_lm() {
+    let (logits_fwd, logits_bwd) = if a.has_lm_loss() {
         let bsv = b * tokens * a.vocab_size as f64;
         let copy = if rg.compute < 4.0 { 4.0 } else { 0.0 };
         ((rg.compute + copy + 4.0) * bsv, 12.0 * bsv)
@@ -351,14 +373,14 @@ pub fn estimate(plan: &Plan) -> MemoryEstimate {
         (0.0, 0.0)
     };
     // The first weight gradient of backward: the LM head (or tied embedding).
-    let head_grad = if a.is_causal_lm() && !frozen_base {
+    let head_grad = if a.has_lm_loss() && !frozen_base {
         (a.vocab_size * a.hidden_size) as f64 * grad_bytes
     } else {
         0.0
     };
     // Gradient working set inside one block's backward: the incoming residual gradient and one
     // MLP-width gradient before the tensor it replaces is freed.
-    let working = if a.family == Family::Resnet {
+    let working = if matches!(a.family, Family::Resnet | Family::Opaque) {
         0.0
     } else {
         b * tokens * (rg.residual * a.hidden_size as f64 + rg.compute * a.intermediate() as f64)
@@ -374,45 +396,113 @@ pub fn estimate(plan: &Plan) -> MemoryEstimate {
         cast_kept_ckpt / tp,
     );
     let (logits_fwd, logits_bwd, head_grad) = (logits_fwd / tp, logits_bwd / tp, head_grad / tp);
-    let states = weights + moments;
-    let cast_bwd = if checkpointed {
-        cast_kept_ckpt
+    let recast = if rg.autocast {
+        2.0 * counts.block_matmul as f64
     } else {
-        cast_cache
+        0.0
+    };
+    let block_input = b * tokens * rg.residual * a.hidden_size as f64 / split;
+    let (acts_full, acts_ckpt) = if frozen { (0.0, 0.0) } else { (acts_full, acts_ckpt) };
+    Terms {
+        params: p,
+        trainable: trainable_params,
+        weights,
+        grads,
+        moments,
+        step_temp,
+        cast_cache,
+        cast_kept_ckpt,
+        acts_full,
+        acts_ckpt,
+        recompute: if frozen {
+            0.0
+        } else {
+            recast / tp + (one_block - block_input).max(0.0) + working
+        },
+        logits_fwd,
+        logits_bwd,
+        head_grad,
+        working: if frozen { 0.0 } else { working },
+        block_grads,
+        checkpointable: a.family != Family::Resnet && !frozen,
+    }
+}
+
+/// The peak allocated memory of one training step.
+pub fn estimate(plan: &Plan) -> MemoryEstimate {
+    let t = match plan.arch.family {
+        Family::Composite => plan
+            .arch
+            .parts
+            .iter()
+            .map(|part| {
+                let mut sub = plan.clone();
+                sub.arch = (*part.arch).clone();
+                sub.batch = plan.batch.max(1) * part.count.max(1);
+                sub.seq_len = part.tokens.unwrap_or(plan.seq_len);
+                sub.image_size = part.image_size.unwrap_or(plan.image_size);
+                sub.lora = None;
+                terms(&sub, part.frozen)
+            })
+            .fold(Terms::default(), |acc, t| Terms {
+                params: acc.params + t.params,
+                trainable: acc.trainable + t.trainable,
+                weights: acc.weights + t.weights,
+                grads: acc.grads + t.grads,
+                moments: acc.moments + t.moments,
+                step_temp: acc.step_temp + t.step_temp,
+                cast_cache: acc.cast_cache + t.cast_cache,
+                cast_kept_ckpt: acc.cast_kept_ckpt + t.cast_kept_ckpt,
+                acts_full: acc.acts_full + t.acts_full,
+                acts_ckpt: acc.acts_ckpt + t.acts_ckpt,
+                recompute: acc.recompute.max(t.recompute),
+                logits_fwd: acc.logits_fwd + t.logits_fwd,
+                logits_bwd: acc.logits_bwd + t.logits_bwd,
+                head_grad: acc.head_grad + t.head_grad,
+                working: acc.working.max(t.working),
+                block_grads: acc.block_grads.max(t.block_grads),
+                checkpointable: acc.checkpointable || t.checkpointable,
+            }),
+        _ => terms(plan, false),
+    };
+    combine(&t, plan.checkpointing == Checkpointing::Full && t.checkpointable)
+}
+
+/// The peak over the instants of a step.
+fn combine(t: &Terms, checkpointed: bool) -> MemoryEstimate {
+    let acts = if checkpointed { t.acts_ckpt } else { t.acts_full };
+    let states = t.weights + t.moments;
+    let cast_bwd = if checkpointed {
+        t.cast_kept_ckpt
+    } else {
+        t.cast_cache
     };
     let mut instants: Vec<(&'static str, f64, f64)> = vec![
         (
             "end of forward",
-            states + cast_cache + acts + logits_fwd,
-            cast_cache,
+            states + t.cast_cache + acts + t.logits_fwd,
+            t.cast_cache,
         ),
         (
             "start of backward",
-            states + cast_bwd + acts + logits_bwd + head_grad,
+            states + cast_bwd + acts + t.logits_bwd + t.head_grad,
             cast_bwd,
         ),
-        ("optimizer step", states + grads + step_temp, step_temp),
+        ("optimizer step", states + t.grads + t.step_temp, t.step_temp),
     ];
     if checkpointed {
         // The last block is recomputed from its checkpointed input (already counted) and
         // backpropagated; its weights are cast again under autocast.
-        let recast = if rg.autocast {
-            2.0 * counts.block_matmul as f64
-        } else {
-            0.0
-        };
-        let block_acts = (one_block - b * tokens * rg.residual * a.hidden_size as f64).max(0.0);
-        let extra = recast + block_acts + working;
         instants.push((
             "recompute of the last block",
-            states + cast_bwd + acts + head_grad + block_grads + extra,
-            cast_bwd + extra,
+            states + cast_bwd + acts + t.head_grad + t.block_grads + t.recompute,
+            cast_bwd + t.recompute,
         ));
-    } else if a.family != Family::Resnet {
+    } else if t.working > 0.0 {
         instants.push((
             "backward of the last block",
-            states + cast_bwd + acts + head_grad + block_grads + working,
-            cast_bwd + working,
+            states + cast_bwd + acts + t.head_grad + t.block_grads + t.working,
+            cast_bwd + t.working,
         ));
     }
     let (peak_at, peak, temporary) = instants
@@ -420,13 +510,13 @@ pub fn estimate(plan: &Plan) -> MemoryEstimate {
         .max_by(|x, y| x.1.total_cmp(&y.1))
         .unwrap_or(("optimizer step", 0.0, 0.0));
     MemoryEstimate {
-        params: counts.total,
-        trainable_params: trainable_params as u64,
-        weights_bytes: weights,
-        gradients_bytes: grads,
-        optimizer_bytes: moments,
+        params: t.params as u64,
+        trainable_params: t.trainable as u64,
+        weights_bytes: t.weights,
+        gradients_bytes: t.grads,
+        optimizer_bytes: t.moments,
         activations_bytes: acts,
-        logits_bytes: logits_bwd,
+        logits_bytes: t.logits_bwd,
         temporary_bytes: temporary,
         peak_bytes: peak,
         peak_at,

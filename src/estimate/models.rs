@@ -9,9 +9,16 @@ use serde::Deserialize;
 const MODELS_TOML: &str = include_str!("../../rules/models.toml");
 
 /// Which block recipe describes the model (see `activations.rs`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, serde::Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, serde::Serialize, Default)]
 #[serde(rename_all = "lowercase")]
 pub enum Family {
+    /// Parameters only (`params`), with activations too small to count (a 1-D conv UNet over a
+    /// 16-step action horizon).
+    #[default]
+    Opaque,
+    /// Made of catalog models (`parts`): a VLA policy's vision tower, language model and action
+    /// expert.
+    Composite,
     /// GPT-2: pre-LayerNorm, `gelu_new` MLP, dropout 0.1, tied head.
     Gpt2,
     /// Llama, Mistral, Qwen2/3, Phi-3: RMSNorm, SwiGLU, GQA, no dropout.
@@ -28,7 +35,34 @@ pub enum Family {
     Resnet,
 }
 
+/// One part of a composite model.
 #[derive(Debug, Clone, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct Part {
+    /// What the part is (`vision`, `vlm`, `action_expert`).
+    pub name: String,
+    /// A catalog model.
+    pub model: String,
+    /// Frozen towers keep weights only: no gradients, optimizer state or activations.
+    #[serde(default)]
+    pub frozen: bool,
+    /// How many inputs per sample the part processes (cameras).
+    #[serde(default = "one")]
+    pub count: u64,
+    /// Tokens per sample (language/action parts).
+    pub tokens: Option<u64>,
+    /// Image side in pixels (vision parts).
+    pub image_size: Option<u64>,
+    /// The resolved architecture (filled from `model` when the catalog loads).
+    #[serde(skip)]
+    pub arch: Box<Architecture>,
+}
+
+fn one() -> u64 {
+    1
+}
+
+#[derive(Debug, Clone, Deserialize, PartialEq, Default)]
 #[serde(deny_unknown_fields)]
 pub struct Architecture {
     #[serde(skip)]
@@ -78,6 +112,18 @@ pub struct Architecture {
     pub hidden_sizes: Vec<u64>,
     #[serde(default)]
     pub embedding_size: u64,
+    /// Opaque models: the parameter count.
+    #[serde(default)]
+    pub params: u64,
+    /// Composite models: their parts.
+    #[serde(default)]
+    pub parts: Vec<Part>,
+    /// A language model used without its LM head and vocabulary loss (inside a policy).
+    #[serde(default)]
+    pub no_lm_loss: bool,
+    /// Where the published dimensions come from (composites are sketches).
+    #[serde(default)]
+    pub source: String,
 }
 
 impl Architecture {
@@ -110,6 +156,11 @@ impl Architecture {
             Family::Gpt2 | Family::Llama | Family::Gemma | Family::Opt
         )
     }
+
+    /// A causal LM trained with its vocabulary loss (logits buffers, LM head).
+    pub fn has_lm_loss(&self) -> bool {
+        self.is_causal_lm() && !self.no_lm_loss
+    }
 }
 
 #[derive(Debug, thiserror::Error, miette::Diagnostic)]
@@ -135,12 +186,25 @@ pub fn catalog() -> &'static [Architecture] {
         // Compiled in and unit-tested: a failure is a build bug.
         let map: BTreeMap<String, Architecture> =
             toml::from_str(MODELS_TOML).expect("rules/models.toml is valid (unit-tested)");
-        map.into_iter()
+        let mut all: Vec<Architecture> = map
+            .into_iter()
             .map(|(name, mut a)| {
                 a.name = name;
                 a
             })
-            .collect()
+            .collect();
+        let plain = all.clone();
+        for a in &mut all {
+            for part in &mut a.parts {
+                // Unit-tested: every part names a catalog model.
+                if let Some(base) = plain.iter().find(|m| m.name == part.model) {
+                    let mut arch = base.clone();
+                    arch.no_lm_loss = true;
+                    part.arch = Box::new(arch);
+                }
+            }
+        }
+        all
     })
 }
 
@@ -197,6 +261,10 @@ pub fn from_hf_config(path: &str, v: &serde_json::Value) -> Result<Architecture,
         message: message.to_string(),
     };
     let base = Architecture {
+        params: 0,
+        parts: vec![],
+        no_lm_loss: false,
+        source: String::new(),
         name: path.to_string(),
         family: Family::Llama,
         aliases: vec![],

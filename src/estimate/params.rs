@@ -104,6 +104,23 @@ pub fn count(a: &Architecture) -> ParamCounts {
             }
         }
         Family::Resnet => resnet(a),
+        Family::Opaque => ParamCounts {
+            total: a.params,
+            matmul: a.params,
+            per_block: a.params,
+            block_matmul: a.params,
+            largest: a.params / 8,
+        },
+        Family::Composite => a.parts.iter().map(|p| count(&p.arch)).fold(
+            ParamCounts::default(),
+            |acc, c| ParamCounts {
+                total: acc.total + c.total,
+                matmul: acc.matmul + c.matmul,
+                per_block: acc.per_block.max(c.per_block),
+                block_matmul: acc.block_matmul.max(c.block_matmul),
+                largest: acc.largest.max(c.largest),
+            },
+        ),
     }
 }
 

@@ -24,6 +24,9 @@ fn ops_per_block(family: Family) -> f64 {
         Family::Gpt2 | Family::Opt | Family::Bert => 25.0,
         Family::Vit => 20.0,
         Family::Resnet => 12.0,
+        // One opaque network: count it as a few dozen ops.
+        Family::Opaque => 50.0,
+        Family::Composite => 0.0,
     }
 }
 
@@ -31,8 +34,12 @@ fn ops_per_block(family: Family) -> f64 {
 /// with checkpointing, the recomputed forward plus its bookkeeping (about two more).
 pub fn dispatch_seconds(plan: &Plan) -> f64 {
     let a = &plan.arch;
+    if a.family == Family::Composite {
+        return part_plans(plan).iter().map(dispatch_seconds).sum();
+    }
     let blocks = match a.family {
         Family::Resnet => resnet_blocks(a).len() as f64,
+        Family::Opaque => 1.0,
         _ => a.num_layers as f64,
     };
     let passes = if plan.checkpointing == Checkpointing::Full {
@@ -44,9 +51,30 @@ pub fn dispatch_seconds(plan: &Plan) -> f64 {
 }
 
 /// Floating-point operations of one forward pass over the micro-batch.
+/// The plan of each part of a composite, as the memory model builds them.
+fn part_plans(plan: &Plan) -> Vec<Plan> {
+    plan.arch
+        .parts
+        .iter()
+        .map(|part| {
+            let mut sub = plan.clone();
+            sub.arch = (*part.arch).clone();
+            sub.batch = plan.batch.max(1) * part.count.max(1);
+            sub.seq_len = part.tokens.unwrap_or(plan.seq_len);
+            sub.image_size = part.image_size.unwrap_or(plan.image_size);
+            sub
+        })
+        .collect()
+}
+
 pub fn forward_flops(plan: &Plan) -> f64 {
     let a = &plan.arch;
     let b = plan.batch.max(1) as f64;
+    match a.family {
+        Family::Composite => return part_plans(plan).iter().map(forward_flops).sum(),
+        Family::Opaque => return 2.0 * a.params as f64 * b,
+        _ => {}
+    }
     if a.family == Family::Resnet {
         let img = if plan.image_size > 0 {
             plan.image_size
