@@ -402,7 +402,11 @@ fn terms(plan: &Plan, frozen: bool) -> Terms {
         0.0
     };
     let block_input = b * tokens * rg.residual * a.hidden_size as f64 / split;
-    let (acts_full, acts_ckpt) = if frozen { (0.0, 0.0) } else { (acts_full, acts_ckpt) };
+    let (acts_full, acts_ckpt) = if frozen {
+        (0.0, 0.0)
+    } else {
+        (acts_full, acts_ckpt)
+    };
     Terms {
         params: p,
         trainable: trainable_params,
@@ -441,7 +445,10 @@ pub fn estimate(plan: &Plan) -> MemoryEstimate {
                 sub.batch = plan.batch.max(1) * part.count.max(1);
                 sub.seq_len = part.tokens.unwrap_or(plan.seq_len);
                 sub.image_size = part.image_size.unwrap_or(plan.image_size);
-                sub.lora = None;
+                // LoRA adapts the parts that train (openpi's gemma_2b_lora / gemma_300m_lora).
+                if part.frozen {
+                    sub.lora = None;
+                }
                 terms(&sub, part.frozen)
             })
             .fold(Terms::default(), |acc, t| Terms {
@@ -465,12 +472,19 @@ pub fn estimate(plan: &Plan) -> MemoryEstimate {
             }),
         _ => terms(plan, false),
     };
-    combine(&t, plan.checkpointing == Checkpointing::Full && t.checkpointable)
+    combine(
+        &t,
+        plan.checkpointing == Checkpointing::Full && t.checkpointable,
+    )
 }
 
 /// The peak over the instants of a step.
 fn combine(t: &Terms, checkpointed: bool) -> MemoryEstimate {
-    let acts = if checkpointed { t.acts_ckpt } else { t.acts_full };
+    let acts = if checkpointed {
+        t.acts_ckpt
+    } else {
+        t.acts_full
+    };
     let states = t.weights + t.moments;
     let cast_bwd = if checkpointed {
         t.cast_kept_ckpt
@@ -488,7 +502,11 @@ fn combine(t: &Terms, checkpointed: bool) -> MemoryEstimate {
             states + cast_bwd + acts + t.logits_bwd + t.head_grad,
             cast_bwd,
         ),
-        ("optimizer step", states + t.grads + t.step_temp, t.step_temp),
+        (
+            "optimizer step",
+            states + t.grads + t.step_temp,
+            t.step_temp,
+        ),
     ];
     if checkpointed {
         // The last block is recomputed from its checkpointed input (already counted) and

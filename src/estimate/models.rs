@@ -200,7 +200,7 @@ pub fn catalog() -> &'static [Architecture] {
                 if let Some(base) = plain.iter().find(|m| m.name == part.model) {
                     let mut arch = base.clone();
                     arch.no_lm_loss = true;
-                    part.arch = Box::new(arch);
+                    *part.arch = arch;
                 }
             }
         }
@@ -407,4 +407,56 @@ pub fn read_hf_config(path: &std::path::Path) -> Result<Architecture, ModelError
         message: e.to_string(),
     })?;
     from_hf_config(&shown, &v)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_composite_part_names_a_catalog_model() {
+        for a in catalog() {
+            for p in &a.parts {
+                assert_eq!(
+                    p.arch.name, p.model,
+                    "{}: part {} names an unknown model",
+                    a.name, p.name
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn variants_and_ids_find_their_base() {
+        assert_eq!(
+            lookup("Qwen/Qwen2-1.5B-Instruct").unwrap().name,
+            "qwen2.5-1.5b"
+        );
+        assert_eq!(
+            lookup("meta-llama/Llama-3.1-8B-Instruct").unwrap().name,
+            "llama-3-8b"
+        );
+        assert_eq!(lookup("TINYLLAMA").unwrap().name, "tinyllama-1.1b");
+        assert!(lookup("our-org/internal-7b").is_none());
+    }
+
+    #[test]
+    fn hf_config_json_for_each_supported_model_type() {
+        let llama = serde_json::json!({"model_type": "llama", "hidden_size": 2048, "num_hidden_layers": 22,
+            "num_attention_heads": 32, "num_key_value_heads": 4, "intermediate_size": 5632, "vocab_size": 32000});
+        let a = from_hf_config("x", &llama).unwrap();
+        assert_eq!((a.family, a.kv_width()), (Family::Llama, 256));
+        let gpt2 = serde_json::json!({"model_type": "gpt2", "n_embd": 768, "n_layer": 12, "n_head": 12, "vocab_size": 50257, "n_positions": 1024});
+        assert!(from_hf_config("x", &gpt2).unwrap().tie_word_embeddings);
+        let t5 = serde_json::json!({"model_type": "t5", "d_model": 512});
+        assert!(matches!(
+            from_hf_config("x", &t5),
+            Err(ModelError::Unsupported { .. })
+        ));
+        let empty = serde_json::json!({"model_type": "llama"});
+        assert!(matches!(
+            from_hf_config("x", &empty),
+            Err(ModelError::Invalid { .. })
+        ));
+    }
 }

@@ -111,16 +111,18 @@ pub fn count(a: &Architecture) -> ParamCounts {
             block_matmul: a.params,
             largest: a.params / 8,
         },
-        Family::Composite => a.parts.iter().map(|p| count(&p.arch)).fold(
-            ParamCounts::default(),
-            |acc, c| ParamCounts {
-                total: acc.total + c.total,
-                matmul: acc.matmul + c.matmul,
-                per_block: acc.per_block.max(c.per_block),
-                block_matmul: acc.block_matmul.max(c.block_matmul),
-                largest: acc.largest.max(c.largest),
-            },
-        ),
+        Family::Composite => {
+            a.parts
+                .iter()
+                .map(|p| count(&p.arch))
+                .fold(ParamCounts::default(), |acc, c| ParamCounts {
+                    total: acc.total + c.total,
+                    matmul: acc.matmul + c.matmul,
+                    per_block: acc.per_block.max(c.per_block),
+                    block_matmul: acc.block_matmul.max(c.block_matmul),
+                    largest: acc.largest.max(c.largest),
+                })
+        }
     }
 }
 

@@ -94,7 +94,13 @@ pub fn plan_for(i: &Inputs) -> Result<(Plan, Vec<String>, Sharding), Gap> {
     };
     let seq_len = match s.int(Concept::SeqLen) {
         Some((n, _)) => n.max(1) as u64,
-        None if matches!(arch.family, Family::Vit | Family::Resnet) => 0,
+        None if matches!(
+            arch.family,
+            Family::Vit | Family::Resnet | Family::Composite | Family::Opaque
+        ) =>
+        {
+            0
+        }
         None => return Err(Gap::Missing("sequence length")),
     };
     if s.bool(Concept::FusedKernels).is_some_and(|(b, _)| b) || s.is_unknown(Concept::FusedKernels)
