@@ -19,6 +19,7 @@ fn main() {
         precision: Precision::Bf16Mixed,
         optimizer: Optimizer::Adamw,
         checkpointing: Checkpointing::Full,
+        attention: Default::default(),
         lora: Some((16, vec!["q_proj".into(), "v_proj".into()])),
         load_in_4bit: false,
         zero_stage: 0,

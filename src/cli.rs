@@ -122,6 +122,9 @@ pub struct EstimateArgs {
     pub optimizer: Option<crate::estimate::memory::Optimizer>,
     #[arg(long, value_enum)]
     pub checkpointing: Option<crate::estimate::memory::Checkpointing>,
+    /// `sdpa` (fused kernels, the default) or `eager` (keeps the s x s scores).
+    #[arg(long, value_enum)]
+    pub attention: Option<crate::estimate::memory::Attention>,
     /// LoRA rank (freezes the base model).
     #[arg(long, value_name = "N")]
     pub lora_r: Option<u64>,

@@ -56,6 +56,7 @@ fn plan(row: &serde_json::Value) -> Plan {
         } else {
             Checkpointing::None
         },
+        attention: Default::default(),
         lora,
         load_in_4bit: false,
         zero_stage: 0,

@@ -204,9 +204,27 @@ pub fn block_per_token(a: &Architecture, rg: Regime, t: &Trainable) -> f64 {
     total
 }
 
+/// What eager attention adds per token and block: HF computes softmax in fp32 and casts it back
+/// (both kept: softmax's output for its backward, the cast copy for the product with V), plus
+/// attention dropout's mask and output where the model has dropout (Korthikanti et al.'s
+/// 5 a s term, in the dtypes PyTorch uses).
+pub fn eager_scores_per_token(a: &Architecture, rg: Regime, seq: u64) -> f64 {
+    let per_score = 4.0
+        + rg.compute
+        + if matches!(a.family, Family::Gpt2 | Family::Opt | Family::Bert) {
+            1.0 + rg.compute
+        } else {
+            0.0
+        };
+    a.num_heads as f64 * seq as f64 * per_score
+}
+
 /// Tokens per sample the blocks see.
 pub fn tokens(a: &Architecture, seq_len: u64, image_size: u64) -> u64 {
     match a.family {
+        // A token count given for a vision model (video clips, patch subsets) wins over the
+        // image's patches.
+        Family::Vit if seq_len > 0 => seq_len,
         Family::Vit => {
             let img = if image_size > 0 {
                 image_size

@@ -142,6 +142,7 @@ fn build_plan(
                 precision: Precision::Bf16Mixed,
                 optimizer: Optimizer::Adamw,
                 checkpointing: Checkpointing::None,
+                attention: Default::default(),
                 lora: None,
                 load_in_4bit: false,
                 zero_stage: 0,
@@ -190,6 +191,10 @@ fn build_plan(
     if let Some(c) = args.checkpointing {
         plan.checkpointing = c;
         flag("checkpointing");
+    }
+    if let Some(a) = args.attention {
+        plan.attention = a;
+        flag("attention");
     }
     if let Some(r) = args.lora_r {
         let targets = args

@@ -111,6 +111,30 @@ impl Optimizer {
     }
 }
 
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, clap::ValueEnum, Default)]
+#[serde(rename_all = "kebab-case")]
+pub enum Attention {
+    /// PyTorch SDPA (flash or memory-efficient kernels) or FlashAttention: memory linear in the
+    /// sequence length.
+    #[default]
+    Sdpa,
+    /// `attn_implementation: eager`: the s x s scores, their fp32 softmax and its cast copy
+    /// are kept per head.
+    Eager,
+}
+
+impl Attention {
+    /// From a canonical attention setting; `None` for implementations the estimator does not
+    /// know (flex attention).
+    pub fn from_canonical(s: &str) -> Option<Attention> {
+        match s {
+            "sdpa" | "flash_attention_2" | "flash_attention_3" => Some(Attention::Sdpa),
+            "eager" => Some(Attention::Eager),
+            _ => None,
+        }
+    }
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, clap::ValueEnum)]
 #[serde(rename_all = "kebab-case")]
 pub enum Checkpointing {
@@ -136,6 +160,8 @@ pub struct Plan {
     pub precision: Precision,
     pub optimizer: Optimizer,
     pub checkpointing: Checkpointing,
+    /// How attention runs: fused kernels keep no score matrix; eager keeps it per head.
+    pub attention: Attention,
     /// LoRA rank and adapted modules; the base is frozen.
     pub lora: Option<(u64, Vec<String>)>,
     /// QLoRA: 4-bit NF4 base weights.
@@ -343,7 +369,12 @@ fn terms(plan: &Plan, frozen: bool) -> Terms {
 
     // Activations.
     let tokens = activations::tokens(a, plan.seq_len, plan.image_size) as f64;
-    let block = activations::block_per_token(a, rg, &trainable);
+    let block = activations::block_per_token(a, rg, &trainable)
+        + if plan.attention == Attention::Eager {
+            activations::eager_scores_per_token(a, rg, tokens as u64)
+        } else {
+            0.0
+        };
     let layers = a.num_layers as f64;
     let (acts_full, acts_ckpt, one_block) = if a.family == Family::Resnet {
         let per_image = activations::resnet_per_image(a, rg, plan.image_size);
@@ -443,7 +474,8 @@ pub fn estimate(plan: &Plan) -> MemoryEstimate {
                 let mut sub = plan.clone();
                 sub.arch = (*part.arch).clone();
                 sub.batch = plan.batch.max(1) * part.count.max(1);
-                sub.seq_len = part.tokens.unwrap_or(plan.seq_len);
+                // A part without a token count is a vision tower: its tokens come from the image.
+                sub.seq_len = part.tokens.unwrap_or(0);
                 sub.image_size = part.image_size.unwrap_or(plan.image_size);
                 // LoRA adapts the parts that train (openpi's gemma_2b_lora / gemma_300m_lora).
                 if part.frozen {
@@ -556,6 +588,7 @@ mod tests {
             precision,
             optimizer: Optimizer::Adamw,
             checkpointing: Checkpointing::Full,
+            attention: Default::default(),
             lora: None,
             load_in_4bit: false,
             zero_stage: 0,
@@ -606,6 +639,24 @@ mod tests {
         assert_eq!(e.trainable_params, 2_252_800);
         assert_eq!(e.gradients_bytes, 4.0 * 2_252_800.0);
         assert_eq!(e.optimizer_bytes, 8.0 * 2_252_800.0);
+    }
+
+    #[test]
+    fn eager_attention_adds_a_term_quadratic_in_sequence() {
+        let mut p = plan("gpt2", Precision::Bf16Mixed, 4);
+        p.checkpointing = Checkpointing::None;
+        let mut extra = |s: u64| {
+            p.seq_len = s;
+            p.attention = Attention::Sdpa;
+            let sdpa = estimate(&p).activations_bytes;
+            p.attention = Attention::Eager;
+            estimate(&p).activations_bytes - sdpa
+        };
+        let (short, long) = (extra(512), extra(1024));
+        assert!((long / short - 4.0).abs() < 1e-9);
+        // 12 heads x 512 x (fp32 softmax 4 + bf16 copy 2 + dropout mask 1 + output 2) per token
+        // and block, over 4 x 512 tokens and 12 blocks.
+        assert_eq!(short, 12.0 * 512.0 * 9.0 * 4.0 * 512.0 * 12.0);
     }
 
     #[test]

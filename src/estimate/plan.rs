@@ -5,7 +5,9 @@ use std::path::Path;
 
 use serde::Serialize;
 
-use super::memory::{estimate, Checkpointing, MemoryEstimate, Optimizer, Plan, Precision};
+use super::memory::{
+    estimate, Attention, Checkpointing, MemoryEstimate, Optimizer, Plan, Precision,
+};
 use super::models::{lookup, read_hf_config, Architecture, Family};
 use super::verdict::{usable_bytes, verdict, Verdict};
 use crate::dialect::{Concept, TrainingSetup};
@@ -137,6 +139,15 @@ pub fn plan_for(i: &Inputs) -> Result<(Plan, Vec<String>, Sharding), Gap> {
         Some("selective") => return Err(Gap::Missing("selective activation checkpointing")),
         _ => return Err(Gap::Missing("activation checkpointing")),
     };
+    // Fused attention unless the file says eager; an implementation the estimator does not
+    // know (flex attention) leaves it silent.
+    let attention = match s.str(Concept::Attention) {
+        Some((a, _)) => match Attention::from_canonical(a) {
+            Some(a) => a,
+            None => return Err(Gap::Missing("attention implementation")),
+        },
+        None => Attention::Sdpa,
+    };
     let optimizer = match s.str(Concept::Optimizer) {
         Some((o, _)) => match Optimizer::from_name(o) {
             Some(o) => o,
@@ -202,6 +213,7 @@ pub fn plan_for(i: &Inputs) -> Result<(Plan, Vec<String>, Sharding), Gap> {
         precision,
         optimizer,
         checkpointing,
+        attention,
         lora,
         load_in_4bit,
         zero_stage,

@@ -60,7 +60,8 @@ fn part_plans(plan: &Plan) -> Vec<Plan> {
             let mut sub = plan.clone();
             sub.arch = (*part.arch).clone();
             sub.batch = plan.batch.max(1) * part.count.max(1);
-            sub.seq_len = part.tokens.unwrap_or(plan.seq_len);
+            // A part without a token count is a vision tower: its tokens come from the image.
+            sub.seq_len = part.tokens.unwrap_or(0);
             sub.image_size = part.image_size.unwrap_or(plan.image_size);
             sub
         })
