@@ -131,3 +131,40 @@ fn jax_memory_fraction_shrinks_usable_memory() {
     assert_eq!(u(&frac), 0.75 * 85017493504.0);
     assert!(u(&full) > u(&frac));
 }
+
+/// A training config naming a local model folder: its config.json gives the architecture.
+#[test]
+fn local_model_folder_config_json() {
+    let d = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(d.path().join("models/my-llama")).unwrap();
+    std::fs::write(
+        d.path().join("models/my-llama/config.json"),
+        r#"{"model_type": "llama", "hidden_size": 2048, "num_hidden_layers": 22, "num_attention_heads": 32,
+            "num_key_value_heads": 4, "intermediate_size": 5632, "vocab_size": 32000}"#,
+    )
+    .unwrap();
+    std::fs::write(
+        d.path().join("sft.yaml"),
+        "model_name_or_path: models/my-llama\ndataset_name: x/y\nmax_length: 2048\nper_device_train_batch_size: 8\ngradient_checkpointing: false\n",
+    )
+    .unwrap();
+    let out = Command::cargo_bin("hwlint")
+        .unwrap()
+        .current_dir(d.path())
+        .args(["estimate", "sft.yaml", "--target", "h100-sxm", "--format", "json"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    // TinyLlama's dimensions: 1.1 B parameters.
+    assert_eq!(v["params"], 1_100_048_384u64);
+    // And `check` runs the memory rules on it (no HW901).
+    let out = Command::cargo_bin("hwlint")
+        .unwrap()
+        .current_dir(d.path())
+        .args(["check", "sft.yaml", "--output-format", "concise", "--target", "rtx-4090"])
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("HW101") && !text.contains("HW901"), "{text}");
+}
