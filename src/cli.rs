@@ -137,6 +137,12 @@ pub struct EstimateArgs {
     /// ZeRO stage (3 = FSDP full shard).
     #[arg(long, value_name = "0|1|2|3")]
     pub zero: Option<u8>,
+    /// Keep optimizer states in CPU memory (DeepSpeed offload_optimizer, FSDP CPU offload).
+    #[arg(long)]
+    pub offload_optimizer: bool,
+    /// Keep parameters in CPU memory, gathered per block (ZeRO-3 offload_param).
+    #[arg(long)]
+    pub offload_params: bool,
     /// Data-parallel GPUs the model states are sharded over.
     #[arg(long, value_name = "N")]
     pub gpus: Option<u64>,

@@ -151,10 +151,17 @@ fn local_model_folder_config_json() {
     let out = Command::cargo_bin("hwlint")
         .unwrap()
         .current_dir(d.path())
-        .args(["estimate", "sft.yaml", "--target", "h100-sxm", "--format", "json"])
+        .args([
+            "estimate", "sft.yaml", "--target", "h100-sxm", "--format", "json",
+        ])
         .output()
         .unwrap();
-    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     // TinyLlama's dimensions: 1.1 B parameters.
     assert_eq!(v["params"], 1_100_048_384u64);
@@ -162,7 +169,14 @@ fn local_model_folder_config_json() {
     let out = Command::cargo_bin("hwlint")
         .unwrap()
         .current_dir(d.path())
-        .args(["check", "sft.yaml", "--output-format", "concise", "--target", "rtx-4090"])
+        .args([
+            "check",
+            "sft.yaml",
+            "--output-format",
+            "concise",
+            "--target",
+            "rtx-4090",
+        ])
         .output()
         .unwrap();
     let text = String::from_utf8_lossy(&out.stdout);

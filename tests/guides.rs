@@ -28,6 +28,8 @@ fn gb(
         load_in_4bit: false,
         zero_stage: 0,
         gpus: 1,
+        offload_optimizer: false,
+        offload_params: false,
         tensor_parallel: 1,
         context_parallel: 1,
     };

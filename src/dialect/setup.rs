@@ -58,6 +58,10 @@ pub enum Concept {
     Optimizer,
     /// Whether the run trains on a GPU at all (`false` for `accelerator: cpu`).
     UsesGpu,
+    /// Optimizer states kept in CPU memory.
+    OffloadOptimizer,
+    /// Parameters kept in CPU memory.
+    OffloadParams,
     /// Fused kernels that change what is kept for backward (Liger: fused linear cross-entropy,
     /// RMSNorm, SwiGLU); the op-level memory recipe does not describe them.
     FusedKernels,
@@ -87,7 +91,8 @@ impl Concept {
             | SaveInterval | EvalInterval | SeqLen | ImageSize | LoraR | ZeroStage
             | TensorParallel | PipelineParallel | ContextParallel => ValueType::Int,
             Epochs | WarmupSteps | WarmupRatio | RamPerProcessGb => ValueType::Float,
-            PinMemory | PersistentWorkers | LoadIn4bit | UsesGpu | FusedKernels => ValueType::Bool,
+            PinMemory | PersistentWorkers | LoadIn4bit | UsesGpu | FusedKernels
+            | OffloadOptimizer | OffloadParams => ValueType::Bool,
             Scheduler
             | Precision
             | ActivationCheckpointing

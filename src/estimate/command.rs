@@ -147,6 +147,8 @@ fn build_plan(
                 load_in_4bit: false,
                 zero_stage: 0,
                 gpus: 1,
+                offload_optimizer: false,
+                offload_params: false,
                 tensor_parallel: 1,
                 context_parallel: 1,
             };
@@ -211,6 +213,14 @@ fn build_plan(
     if let Some(z) = args.zero {
         plan.zero_stage = z.min(3);
         flag("zero");
+    }
+    if args.offload_optimizer {
+        plan.offload_optimizer = true;
+        flag("offload_optimizer");
+    }
+    if args.offload_params {
+        plan.offload_params = true;
+        flag("offload_params");
     }
     if let Some(g) = args.gpus {
         plan.gpus = g.max(1);

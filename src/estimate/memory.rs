@@ -169,6 +169,12 @@ pub struct Plan {
     /// ZeRO stage (0-3; FSDP full shard = 3) and the data-parallel GPUs it shards over.
     pub zero_stage: u8,
     pub gpus: u64,
+    /// Optimizer states (and their step) live in CPU memory (DeepSpeed `offload_optimizer`,
+    /// FSDP CPU offload).
+    pub offload_optimizer: bool,
+    /// Parameters live in CPU memory and are gathered per block (ZeRO-3 `offload_param`,
+    /// FSDP `offload_params`).
+    pub offload_params: bool,
     /// Tensor-parallel degree (with sequence parallelism it divides activations and, with a
     /// vocabulary-parallel loss, the logits) and context-parallel degree (divides activations).
     pub tensor_parallel: u64,
@@ -349,6 +355,24 @@ fn terms(plan: &Plan, frozen: bool) -> Terms {
     // Autocast caches a bf16 copy of every matmul weight during forward; the ops that keep them
     // hold them into backward. Under checkpointing the blocks keep nothing, so once autocast
     // exits only the copies kept outside the blocks (LM head, patch embedding) survive.
+    // Offloaded states sit in host memory; the GPU holds only what is in flight.
+    let (moments, step_temp) = if plan.offload_optimizer {
+        (0.0, 0.0)
+    } else {
+        (moments, step_temp)
+    };
+    let weights = if plan.offload_params {
+        2.0 * counts.per_block as f64 * rg.residual
+    } else {
+        weights
+    };
+    // With the optimizer on the CPU, gradients are moved there as they are produced.
+    let grads = if plan.offload_optimizer && plan.zero_stage >= 2 {
+        0.0
+    } else {
+        grads
+    };
+
     // Under ZeRO-3/FSDP only the gathered units (current and prefetched) are cast.
     let cast_cache = match (rg.autocast, plan.zero_stage >= 3) {
         (false, _) => 0.0,
@@ -593,6 +617,8 @@ mod tests {
             load_in_4bit: false,
             zero_stage: 0,
             gpus: 1,
+            offload_optimizer: false,
+            offload_params: false,
             tensor_parallel: 1,
             context_parallel: 1,
         }
@@ -628,6 +654,21 @@ mod tests {
         assert!((z2.gradients_bytes - base.gradients_bytes / 8.0).abs() < 1.0);
         assert_eq!(z2.weights_bytes, base.weights_bytes);
         assert_eq!(z2.activations_bytes, base.activations_bytes);
+    }
+
+    #[test]
+    fn cpu_offload_moves_states_off_the_gpu() {
+        let mut p = plan("llama-3-8b", Precision::Bf16Mixed, 1);
+        p.zero_stage = 2;
+        p.gpus = 1;
+        p.offload_optimizer = true;
+        let e = estimate(&p);
+        assert_eq!((e.optimizer_bytes, e.gradients_bytes), (0.0, 0.0));
+        p.zero_stage = 3;
+        p.offload_params = true;
+        let e = estimate(&p);
+        let counts = params::count(&p.arch);
+        assert_eq!(e.weights_bytes, 2.0 * counts.per_block as f64 * 4.0);
     }
 
     #[test]

@@ -218,6 +218,8 @@ pub fn plan_for(i: &Inputs) -> Result<(Plan, Vec<String>, Sharding), Gap> {
         load_in_4bit,
         zero_stage,
         gpus,
+        offload_optimizer: s.bool(Concept::OffloadOptimizer).is_some_and(|(b, _)| b),
+        offload_params: s.bool(Concept::OffloadParams).is_some_and(|(b, _)| b),
         tensor_parallel: s
             .int(Concept::TensorParallel)
             .map_or(1, |(t, _)| t.max(1) as u64),
