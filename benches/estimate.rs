@@ -3,7 +3,7 @@
 use std::hint::black_box;
 use std::time::Instant;
 
-use hwlint::estimate::memory::{estimate, Checkpointing, Optimizer, Plan, Precision};
+use hwlint::estimate::memory::{estimate, Checkpointing, Plan, Precision};
 use hwlint::estimate::models::lookup;
 use hwlint::estimate::throughput::step_seconds;
 use hwlint::estimate::verdict::{max_micro_batch, usable_bytes};
@@ -11,23 +11,15 @@ use hwlint::hardware::catalog;
 
 fn main() {
     let plan = Plan {
-        model: "llama-3-8b".into(),
-        arch: lookup("llama-3-8b").expect("in the catalog").clone(),
         batch: 8,
         seq_len: 4096,
-        image_size: 0,
         precision: Precision::Bf16Mixed,
-        optimizer: Optimizer::Adamw,
         checkpointing: Checkpointing::Full,
-        attention: Default::default(),
         lora: Some((16, vec!["q_proj".into(), "v_proj".into()])),
-        load_in_4bit: false,
-        zero_stage: 0,
-        gpus: 1,
-        offload_optimizer: false,
-        offload_params: false,
-        tensor_parallel: 1,
-        context_parallel: 1,
+        ..Plan::new(
+            "llama-3-8b",
+            lookup("llama-3-8b").expect("in the catalog").clone(),
+        )
     };
     // What one `hwlint estimate --targets all` computes: the estimate, and per GPU the verdict,
     // the largest micro-batch (a bisection of estimates) and the step time.

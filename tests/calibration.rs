@@ -3,7 +3,7 @@
 
 use std::path::Path;
 
-use hwlint::estimate::memory::{estimate, Checkpointing, Optimizer, Plan, Precision};
+use hwlint::estimate::memory::{estimate, Checkpointing, Plan, Precision};
 use hwlint::estimate::models::from_hf_config;
 use hwlint::estimate::params;
 
@@ -39,8 +39,6 @@ fn plan(row: &serde_json::Value) -> Plan {
         )
     });
     Plan {
-        model: row["name"].as_str().unwrap().to_string(),
-        arch,
         batch: row["batch_size"].as_u64().unwrap(),
         seq_len: row["seq_len"].as_u64().unwrap_or(0),
         image_size: 224,
@@ -50,21 +48,13 @@ fn plan(row: &serde_json::Value) -> Plan {
             "bf16" => Precision::Bf16True,
             other => panic!("precision {other}"),
         },
-        optimizer: Optimizer::Adamw,
         checkpointing: if row["checkpointing"] == true {
             Checkpointing::Full
         } else {
             Checkpointing::None
         },
-        attention: Default::default(),
         lora,
-        load_in_4bit: false,
-        zero_stage: 0,
-        gpus: 1,
-        offload_optimizer: false,
-        offload_params: false,
-        tensor_parallel: 1,
-        context_parallel: 1,
+        ..Plan::new(row["name"].as_str().unwrap().to_string(), arch)
     }
 }
 

@@ -4,7 +4,7 @@
 //! Estimates are peak allocated memory in decimal GB (the guides' unit); the guides' figures
 //! may include the CUDA context (~0.6 GB) and the allocator's cache (x 1.1-1.4).
 
-use hwlint::estimate::memory::{estimate, Checkpointing, Optimizer, Plan, Precision};
+use hwlint::estimate::memory::{estimate, Checkpointing, Plan, Precision};
 use hwlint::estimate::models::lookup;
 
 fn gb(
@@ -15,23 +15,15 @@ fn gb(
     lora: Option<(u64, &str)>,
 ) -> f64 {
     let plan = Plan {
-        model: model.into(),
-        arch: lookup(model).unwrap_or_else(|| panic!("{model}")).clone(),
         batch,
         seq_len: 1,
-        image_size: 0,
         precision,
-        optimizer: Optimizer::Adamw,
         checkpointing: ckpt,
-        attention: Default::default(),
         lora: lora.map(|(r, t)| (r, t.split(',').map(String::from).collect())),
-        load_in_4bit: false,
-        zero_stage: 0,
-        gpus: 1,
-        offload_optimizer: false,
-        offload_params: false,
-        tensor_parallel: 1,
-        context_parallel: 1,
+        ..Plan::new(
+            model,
+            lookup(model).unwrap_or_else(|| panic!("{model}")).clone(),
+        )
     };
     estimate(&plan).peak_bytes / 1e9
 }

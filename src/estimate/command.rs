@@ -5,7 +5,7 @@ use std::path::Path;
 use miette::Diagnostic;
 use serde::Serialize;
 
-use super::memory::{estimate, Checkpointing, MemoryEstimate, Optimizer, Plan, Precision};
+use super::memory::{estimate, Checkpointing, MemoryEstimate, Plan};
 use super::models::{read_hf_config, ModelError};
 use super::plan::{find_model, plan_for, Gap};
 use super::throughput::step_seconds;
@@ -133,25 +133,7 @@ fn build_plan(
                 usage("say which model: --model NAME|config.json (or give a training config)")
             })?;
             let arch = model_from_flag(name)?;
-            let plan = Plan {
-                model: name.to_string(),
-                arch,
-                batch: 1,
-                seq_len: 0,
-                image_size: 0,
-                precision: Precision::Bf16Mixed,
-                optimizer: Optimizer::Adamw,
-                checkpointing: Checkpointing::None,
-                attention: Default::default(),
-                lora: None,
-                load_in_4bit: false,
-                zero_stage: 0,
-                gpus: 1,
-                offload_optimizer: false,
-                offload_params: false,
-                tensor_parallel: 1,
-                context_parallel: 1,
-            };
+            let plan = Plan::new(name, arch);
             for (k, v) in [
                 ("precision", "default (bf16-mixed)"),
                 ("optimizer", "default (adamw)"),

@@ -6,5 +6,6 @@ pub mod memory;
 pub mod models;
 pub mod params;
 pub mod plan;
+pub mod step;
 pub mod throughput;
 pub mod verdict;

@@ -35,7 +35,11 @@ fn ops_per_block(family: Family) -> f64 {
 pub fn dispatch_seconds(plan: &Plan) -> f64 {
     let a = &plan.arch;
     if a.family == Family::Composite {
-        return part_plans(plan).iter().map(dispatch_seconds).sum();
+        return plan
+            .part_plans()
+            .iter()
+            .map(|(p, _)| dispatch_seconds(p))
+            .sum();
     }
     let blocks = match a.family {
         Family::Resnet => resnet_blocks(a).len() as f64,
@@ -51,28 +55,17 @@ pub fn dispatch_seconds(plan: &Plan) -> f64 {
 }
 
 /// Floating-point operations of one forward pass over the micro-batch.
-/// The plan of each part of a composite, as the memory model builds them.
-fn part_plans(plan: &Plan) -> Vec<Plan> {
-    plan.arch
-        .parts
-        .iter()
-        .map(|part| {
-            let mut sub = plan.clone();
-            sub.arch = (*part.arch).clone();
-            sub.batch = plan.batch.max(1) * part.count.max(1);
-            // A part without a token count is a vision tower: its tokens come from the image.
-            sub.seq_len = part.tokens.unwrap_or(0);
-            sub.image_size = part.image_size.unwrap_or(plan.image_size);
-            sub
-        })
-        .collect()
-}
-
 pub fn forward_flops(plan: &Plan) -> f64 {
     let a = &plan.arch;
     let b = plan.batch.max(1) as f64;
     match a.family {
-        Family::Composite => return part_plans(plan).iter().map(forward_flops).sum(),
+        Family::Composite => {
+            return plan
+                .part_plans()
+                .iter()
+                .map(|(p, _)| forward_flops(p))
+                .sum()
+        }
         Family::Opaque => return 2.0 * a.params as f64 * b,
         _ => {}
     }

@@ -1,0 +1,229 @@
+//! What one training step is: model, batch, precision, optimizer, checkpointing, LoRA and
+//! sharding. The estimator's input.
+
+use serde::Serialize;
+
+use super::activations::Regime;
+use super::models::Architecture;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, clap::ValueEnum)]
+#[serde(rename_all = "kebab-case")]
+pub enum Precision {
+    /// fp32 weights, no autocast.
+    Fp32,
+    /// fp32 master weights + bf16 autocast (Lightning `bf16-mixed`, HF `bf16: true`).
+    Bf16Mixed,
+    /// fp32 master weights + fp16 autocast and a GradScaler.
+    Fp16Mixed,
+    /// Weights, gradients and optimizer state in bf16.
+    Bf16True,
+    /// Weights, gradients and optimizer state in fp16.
+    Fp16True,
+}
+
+impl Precision {
+    /// The canonical spelling (`bf16-mixed`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Precision::Fp32 => "fp32",
+            Precision::Bf16Mixed => "bf16-mixed",
+            Precision::Fp16Mixed => "fp16-mixed",
+            Precision::Bf16True => "bf16-true",
+            Precision::Fp16True => "fp16-true",
+        }
+    }
+
+    /// From a canonical setting (`bf16-mixed`, `fp32`, ...); `None` when not a training dtype
+    /// the estimator knows (`fp8`, `auto`).
+    pub fn from_canonical(s: &str) -> Option<Precision> {
+        Some(match s {
+            "fp32" => Precision::Fp32,
+            "bf16-mixed" => Precision::Bf16Mixed,
+            "fp16-mixed" => Precision::Fp16Mixed,
+            "bf16-true" => Precision::Bf16True,
+            "fp16-true" => Precision::Fp16True,
+            _ => return None,
+        })
+    }
+
+    pub fn regime(self) -> Regime {
+        match self {
+            Precision::Fp32 => Regime {
+                compute: 4.0,
+                residual: 4.0,
+                autocast: false,
+            },
+            Precision::Bf16Mixed | Precision::Fp16Mixed => Regime {
+                compute: 2.0,
+                residual: 4.0,
+                autocast: true,
+            },
+            Precision::Bf16True | Precision::Fp16True => Regime {
+                compute: 2.0,
+                residual: 2.0,
+                autocast: false,
+            },
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, clap::ValueEnum)]
+#[serde(rename_all = "kebab-case")]
+pub enum Optimizer {
+    /// torch AdamW, multi-tensor (foreach): one parameter-sized temporary in the step.
+    Adamw,
+    /// torch AdamW with `fused=True`: no temporary.
+    AdamwFused,
+    /// bitsandbytes 8-bit AdamW (block-wise quantized moments).
+    #[value(name = "adamw-8bit")]
+    #[serde(rename = "adamw-8bit")]
+    Adamw8bit,
+    /// bitsandbytes paged 8-bit AdamW (moments can be paged out under pressure).
+    #[value(name = "paged-adamw-8bit")]
+    #[serde(rename = "paged-adamw-8bit")]
+    PagedAdamw8bit,
+    /// Adafactor (factored second moment, no first moment).
+    Adafactor,
+    Sgd,
+    SgdMomentum,
+}
+
+impl Optimizer {
+    /// From an optimizer name as frameworks write it (`adamw_torch`, `paged_adamw_8bit`, ...).
+    pub fn from_name(name: &str) -> Option<Optimizer> {
+        let n = name.to_ascii_lowercase().replace('-', "_");
+        Some(if n.contains("8bit") && n.contains("paged") {
+            Optimizer::PagedAdamw8bit
+        } else if n.contains("8bit") {
+            Optimizer::Adamw8bit
+        } else if n.contains("fused") {
+            Optimizer::AdamwFused
+        } else if n.contains("adafactor") {
+            Optimizer::Adafactor
+        } else if n.starts_with("adam") {
+            Optimizer::Adamw
+        } else if n == "sgd" {
+            Optimizer::Sgd
+        } else {
+            return None;
+        })
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, clap::ValueEnum, Default)]
+#[serde(rename_all = "kebab-case")]
+pub enum Attention {
+    /// PyTorch SDPA (flash or memory-efficient kernels) or FlashAttention: memory linear in the
+    /// sequence length.
+    #[default]
+    Sdpa,
+    /// `attn_implementation: eager`: the s x s scores, their fp32 softmax and its cast copy
+    /// are kept per head.
+    Eager,
+}
+
+impl Attention {
+    /// From a canonical attention setting; `None` for implementations the estimator does not
+    /// know (flex attention).
+    pub fn from_canonical(s: &str) -> Option<Attention> {
+        match s {
+            "sdpa" | "flash_attention_2" | "flash_attention_3" => Some(Attention::Sdpa),
+            "eager" => Some(Attention::Eager),
+            _ => None,
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, clap::ValueEnum)]
+#[serde(rename_all = "kebab-case")]
+pub enum Checkpointing {
+    None,
+    /// Every block recomputed in backward (HF `gradient_checkpointing`).
+    Full,
+    /// Only the attention core recomputed (torchtitan `selective`): with SDPA, which already
+    /// recomputes attention, this keeps what no checkpointing keeps.
+    Selective,
+}
+
+/// Everything the estimator needs about one training step.
+#[derive(Debug, Clone, Serialize)]
+pub struct Plan {
+    #[serde(skip)]
+    pub arch: Architecture,
+    pub model: String,
+    pub batch: u64,
+    /// Tokens per sample for sequence models (ignored by vision models).
+    pub seq_len: u64,
+    /// Image side in pixels for vision models (0 = the model's default).
+    pub image_size: u64,
+    pub precision: Precision,
+    pub optimizer: Optimizer,
+    pub checkpointing: Checkpointing,
+    /// How attention runs: fused kernels keep no score matrix; eager keeps it per head.
+    pub attention: Attention,
+    /// LoRA rank and adapted modules; the base is frozen.
+    pub lora: Option<(u64, Vec<String>)>,
+    /// QLoRA: 4-bit NF4 base weights.
+    pub load_in_4bit: bool,
+    /// ZeRO stage (0-3; FSDP full shard = 3) and the data-parallel GPUs it shards over.
+    pub zero_stage: u8,
+    pub gpus: u64,
+    /// Optimizer states (and their step) live in CPU memory (DeepSpeed `offload_optimizer`,
+    /// FSDP CPU offload).
+    pub offload_optimizer: bool,
+    /// Parameters live in CPU memory and are gathered per block (ZeRO-3 `offload_param`,
+    /// FSDP `offload_params`).
+    pub offload_params: bool,
+    /// Tensor-parallel degree (with sequence parallelism it divides activations and, with a
+    /// vocabulary-parallel loss, the logits) and context-parallel degree (divides activations).
+    pub tensor_parallel: u64,
+    pub context_parallel: u64,
+}
+
+impl Plan {
+    /// A plan with the common defaults: micro-batch 1, bf16 mixed precision, AdamW, no
+    /// checkpointing, fused attention, no LoRA or sharding. Callers set what they know.
+    pub fn new(model: impl Into<String>, arch: Architecture) -> Plan {
+        Plan {
+            model: model.into(),
+            arch,
+            batch: 1,
+            seq_len: 0,
+            image_size: 0,
+            precision: Precision::Bf16Mixed,
+            optimizer: Optimizer::Adamw,
+            checkpointing: Checkpointing::None,
+            attention: Attention::Sdpa,
+            lora: None,
+            load_in_4bit: false,
+            zero_stage: 0,
+            gpus: 1,
+            offload_optimizer: false,
+            offload_params: false,
+            tensor_parallel: 1,
+            context_parallel: 1,
+        }
+    }
+
+    /// The plan of each part of a composite model: the same step over the part's architecture,
+    /// its inputs (cameras multiply the batch) and its tokens (a part without a token count is a
+    /// vision tower whose tokens come from the image).
+    pub fn part_plans(&self) -> Vec<(Plan, bool)> {
+        self.arch
+            .parts
+            .iter()
+            .map(|part| {
+                let mut sub = self.clone();
+                sub.arch = (*part.arch).clone();
+                sub.batch = self.batch.max(1) * part.count.max(1);
+                sub.seq_len = part.tokens.unwrap_or(0);
+                sub.image_size = part.image_size.unwrap_or(self.image_size);
+                // LoRA adapts the parts that train (openpi's gemma_2b_lora / gemma_300m_lora).
+                if part.frozen {
+                    sub.lora = None;
+                }
+                (sub, part.frozen)
+            })
+            .collect()
+    }
+}
