@@ -9,7 +9,7 @@ use crate::report::OutputFormat;
 #[derive(Debug, Parser)]
 #[command(
     name = "hwlint",
-    version,
+    version = crate::app::version(),
     about = "Lint and auto-fix ML training configs against the hardware they will run on",
     args_conflicts_with_subcommands = true
 )]
@@ -40,7 +40,7 @@ pub enum ColorChoice {
 
 #[derive(Debug, Args, Clone)]
 pub struct CheckArgs {
-    /// Files or folders to lint (default: the current folder).
+    /// Files or folders to lint (default: the current folder; `-` reads standard input).
     pub paths: Vec<PathBuf>,
     /// Apply safe fixes, writing each file atomically.
     #[arg(long)]
@@ -57,12 +57,31 @@ pub struct CheckArgs {
     /// Skip these rules (codes or prefixes, comma-separated).
     #[arg(long, value_delimiter = ',', value_name = "CODES")]
     pub ignore: Option<Vec<String>>,
-    /// How to print diagnostics.
-    #[arg(long, value_enum, default_value = "full")]
-    pub output_format: OutputFormat,
+    /// How to print diagnostics (default: `full`, or `github` when GITHUB_ACTIONS=true).
+    #[arg(long, value_enum, env = "HWLINT_OUTPUT_FORMAT")]
+    pub output_format: Option<OutputFormat>,
+    /// Write the diagnostics to this file instead of standard output.
+    #[arg(short = 'o', long, value_name = "PATH")]
+    pub output_file: Option<PathBuf>,
+    /// Print how many times each rule fired instead of the diagnostics.
+    #[arg(long)]
+    pub statistics: bool,
+    /// With --fix, list the fixes applied.
+    #[arg(long)]
+    pub show_fixes: bool,
     /// Exit 0 even when problems remain.
     #[arg(long)]
     pub exit_zero: bool,
+    /// Exit 1 when --fix changed a file, even if no problem remains (for pre-commit).
+    #[arg(long)]
+    pub exit_non_zero_on_fix: bool,
+    /// Apply `exclude` from hwlint.toml to files named on the command line too (pre-commit
+    /// passes every staged file by name).
+    #[arg(long)]
+    pub force_exclude: bool,
+    /// The file name standard input stands for when the path is `-` (format, hwlint.toml).
+    #[arg(long, value_name = "PATH")]
+    pub stdin_filename: Option<PathBuf>,
     /// The machine the run will use: a GPU (h100-sxm), a machine (workstation), or a TOML file.
     #[arg(long, value_name = "NAME|FILE")]
     pub target: Option<String>,

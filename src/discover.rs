@@ -17,11 +17,12 @@ pub enum DiscoverError {
 }
 
 /// The files to lint under `paths`, sorted. Files named explicitly are kept even when
-/// `exclude` covers them (as ruff does without `--force-exclude`), but only if hwlint reads
-/// their format: pre-commit passes every staged file.
+/// `exclude` covers them unless `force_exclude` (as ruff does), and only if hwlint reads their
+/// format: pre-commit passes every staged file.
 pub fn discover(
     paths: &[PathBuf],
     configs: &ConfigResolver,
+    force_exclude: bool,
 ) -> Result<Vec<PathBuf>, DiscoverError> {
     let mut out = Vec::new();
     for p in paths {
@@ -29,7 +30,9 @@ pub fn discover(
             return Err(DiscoverError::Missing(p.display().to_string()));
         }
         if !p.is_dir() {
-            if Format::from_path(p).is_some() {
+            if Format::from_path(p).is_some()
+                && !(force_exclude && configs.config_for(p)?.is_excluded(p))
+            {
                 out.push(p.clone());
             }
             continue;

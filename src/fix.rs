@@ -52,9 +52,18 @@ pub struct Fix {
 /// Applies non-overlapping edits, skipping any fix that overlaps an earlier one. Returns the new
 /// text and how many fixes were applied.
 pub fn apply_fixes<'a>(text: &str, fixes: impl IntoIterator<Item = &'a Fix>) -> (String, usize) {
+    let (out, applied) = apply_fixes_indexed(text, fixes);
+    (out, applied.len())
+}
+
+/// Like [`apply_fixes`], returning the positions (in `fixes`) of the fixes applied.
+pub fn apply_fixes_indexed<'a>(
+    text: &str,
+    fixes: impl IntoIterator<Item = &'a Fix>,
+) -> (String, Vec<usize>) {
     let mut chosen: Vec<&Edit> = Vec::new();
-    let mut applied = 0;
-    'fixes: for fix in fixes {
+    let mut applied = Vec::new();
+    'fixes: for (index, fix) in fixes.into_iter().enumerate() {
         for e in &fix.edits {
             if e.range.end > text.len()
                 || !text.is_char_boundary(e.range.start)
@@ -67,7 +76,7 @@ pub fn apply_fixes<'a>(text: &str, fixes: impl IntoIterator<Item = &'a Fix>) -> 
             }
         }
         chosen.extend(fix.edits.iter());
-        applied += 1;
+        applied.push(index);
     }
     chosen.sort_by_key(|e| (e.range.start, e.range.end));
     let mut out = String::with_capacity(text.len() + 64);

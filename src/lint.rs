@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use serde::Serialize;
 
 use crate::dialect::{self, detect};
-use crate::fix::{apply_fixes, Applicability, Fix};
+use crate::fix::{apply_fixes_indexed, Applicability, Fix};
 use crate::rules::{self, Context, Rule, Severity, RULES};
 use crate::settings::FileSettings;
 use crate::syntax::{self, Format, Span};
@@ -51,6 +51,8 @@ pub struct FileResult {
     pub diagnostics: Vec<Diagnostic>,
     /// Number of fixes applied.
     pub fixed: usize,
+    /// The fixes applied, as `HW202 set ...`, in order.
+    pub applied: Vec<String>,
     /// The dialect recognised, if any.
     pub dialect: Option<String>,
     pub settings: Option<FileSettings>,
@@ -89,6 +91,7 @@ fn unreadable(path: &Path, message: String) -> FileResult {
             fix: None,
         }],
         fixed: 0,
+        applied: Vec::new(),
         dialect: None,
         settings: None,
     }
@@ -142,26 +145,35 @@ pub fn lint_source(
     let original = text.to_string();
     let mut current = original.clone();
     let mut fixed = 0;
+    let mut applied = Vec::new();
     let mut extra = Vec::new();
     if let FixMode::Apply(min) = mode {
         for _ in 0..MAX_FIX_PASSES {
             let (diags, _) = lint_text(&current, format, path, settings);
-            let fixes: Vec<&Fix> = diags
+            let fixes: Vec<(&str, &Fix)> = diags
                 .iter()
-                .filter_map(|d| d.fix.as_ref())
-                .filter(|f| f.applicability >= min && f.applicability != Applicability::DisplayOnly)
+                .filter_map(|d| d.fix.as_ref().map(|f| (d.rule.code, f)))
+                .filter(|(_, f)| {
+                    f.applicability >= min && f.applicability != Applicability::DisplayOnly
+                })
                 .collect();
             if fixes.is_empty() {
                 break;
             }
-            let (next, n) = apply_fixes(&current, fixes);
+            let (next, indices) = apply_fixes_indexed(&current, fixes.iter().map(|(_, f)| *f));
+            let n = indices.len();
             if n == 0 || next == current {
                 break;
             }
+            let pass: Vec<String> = indices
+                .iter()
+                .map(|&i| format!("{} {}", fixes[i].0, fixes[i].1.message))
+                .collect();
             if let Err(e) = syntax::parse(&next, format) {
                 // A fix must never break a file: keep the original and say so.
                 current = original.clone();
                 fixed = 0;
+                applied.clear();
                 extra.push(Diagnostic {
                     rule: parse_error_rule(),
                     message: format!(
@@ -175,6 +187,7 @@ pub fn lint_source(
             }
             current = next;
             fixed += n;
+            applied.extend(pass);
         }
     }
     let (mut diagnostics, dialect) = lint_text(&current, format, path, settings);
@@ -186,6 +199,7 @@ pub fn lint_source(
         bom: bom_len > 0,
         diagnostics,
         fixed,
+        applied,
         dialect,
         settings: None,
     }

@@ -42,7 +42,7 @@ fn loc((row, column): (usize, usize)) -> Location {
     Location { row, column }
 }
 
-pub fn render_json(results: &[FileResult]) -> String {
+fn diagnostics(results: &[FileResult]) -> Vec<JsonDiagnostic<'_>> {
     let mut all = Vec::new();
     for r in results {
         for d in &r.diagnostics {
@@ -75,7 +75,20 @@ pub fn render_json(results: &[FileResult]) -> String {
             });
         }
     }
-    let mut s = serde_json::to_string_pretty(&all).unwrap_or_else(|_| "[]".into());
+    all
+}
+
+pub fn render_json(results: &[FileResult]) -> String {
+    let mut s = serde_json::to_string_pretty(&diagnostics(results)).unwrap_or_else(|_| "[]".into());
     s.push('\n');
     s
+}
+
+/// One object per line, the fields of `render_json`.
+pub fn render_json_lines(results: &[FileResult]) -> String {
+    diagnostics(results)
+        .iter()
+        .filter_map(|d| serde_json::to_string(d).ok())
+        .map(|l| l + "\n")
+        .collect()
 }

@@ -3,7 +3,10 @@
 mod concise;
 mod estimate;
 mod full;
+mod github;
 mod json;
+mod sarif;
+mod statistics;
 
 use crate::fix::Applicability;
 use crate::lint::FileResult;
@@ -12,7 +15,10 @@ use crate::syntax::LineIndex;
 pub use concise::render_concise;
 pub use estimate::{render_estimate, render_estimate_json};
 pub use full::render_full;
-pub use json::render_json;
+pub use github::render_github;
+pub use json::{render_json, render_json_lines};
+pub use sarif::render_sarif;
+pub use statistics::render_statistics;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum OutputFormat {
@@ -22,6 +28,12 @@ pub enum OutputFormat {
     Concise,
     /// A JSON array of diagnostics with locations and fixes.
     Json,
+    /// One JSON object per line (streams; `jq -c`).
+    JsonLines,
+    /// SARIF 2.1.0, for code-scanning uploads.
+    Sarif,
+    /// GitHub Actions workflow commands: annotations on the pull request.
+    Github,
 }
 
 /// 1-based (row, column) of the start and end of a span.

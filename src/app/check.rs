@@ -1,50 +1,48 @@
-//! One function per subcommand; maps outcomes to exit codes (0 clean, 1 problems, 2 errors).
+//! `hwlint check`: discover, lint (and fix) in parallel, report, and decide the exit code.
 
-use std::io::{IsTerminal, Write};
-use std::path::PathBuf;
+use std::io::Read;
+use std::path::{Path, PathBuf};
 
 use miette::{IntoDiagnostic, Report};
 use rayon::prelude::*;
 
-use crate::cli::{CheckArgs, Cli, ColorChoice, Command, EstimateArgs, TargetsArgs};
+use super::{emit, use_color};
+use crate::cli::CheckArgs;
 use crate::discover::discover;
 use crate::fix::{write_atomic, Applicability};
-use crate::hardware::catalog;
-use crate::lint::{lint_path, FileResult, FixMode};
+use crate::lint::{lint_path, lint_source, FileResult, FixMode};
 use crate::report::{self, OutputFormat};
 use crate::settings::{ConfigResolver, Overrides};
 use crate::syntax::Format;
 
-pub fn run(cli: Cli) -> Result<u8, Report> {
-    match cli.command {
-        Some(Command::Check(args)) => check(args),
-        Some(Command::Targets(args)) => targets(args),
-        Some(Command::Estimate(args)) => estimate(args),
-        None => check(cli.check),
+/// The format when none is given: GitHub annotations inside GitHub Actions, else `full`.
+fn default_format() -> OutputFormat {
+    if std::env::var("GITHUB_ACTIONS").is_ok_and(|v| v == "true") {
+        OutputFormat::Github
+    } else {
+        OutputFormat::Full
     }
 }
 
-/// Writes to stdout; a closed pipe (`hwlint | head`) ends quietly.
-fn emit(text: &str) -> Result<(), Report> {
-    let mut out = std::io::stdout().lock();
-    match out.write_all(text.as_bytes()).and_then(|_| out.flush()) {
-        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
-        other => other.into_diagnostic(),
-    }
-}
-
-fn use_color(choice: ColorChoice) -> bool {
-    match choice {
-        ColorChoice::Always => true,
-        ColorChoice::Never => false,
-        ColorChoice::Auto => {
-            std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
-                && std::io::stdout().is_terminal()
+fn render(format: OutputFormat, results: &[FileResult], args: &CheckArgs) -> String {
+    match format {
+        OutputFormat::Full => {
+            report::render_full(results, use_color(args.color), args.unsafe_fixes)
         }
+        OutputFormat::Concise => report::render_concise(results, args.unsafe_fixes),
+        OutputFormat::Json => report::render_json(results),
+        OutputFormat::JsonLines => report::render_json_lines(results),
+        OutputFormat::Sarif => report::render_sarif(results),
+        OutputFormat::Github => report::render_github(results),
     }
 }
 
-fn check(args: CheckArgs) -> Result<u8, Report> {
+/// Formats a person reads get the summary line; machine formats do not.
+fn is_human(format: OutputFormat) -> bool {
+    matches!(format, OutputFormat::Full | OutputFormat::Concise)
+}
+
+pub(super) fn check(args: CheckArgs) -> Result<u8, Report> {
     let overrides = Overrides {
         config: args.config.clone(),
         no_config: args.no_config,
@@ -56,12 +54,7 @@ fn check(args: CheckArgs) -> Result<u8, Report> {
         ignore: args.ignore.clone(),
     };
     let configs = ConfigResolver::new(overrides)?;
-    let paths = if args.paths.is_empty() {
-        vec![PathBuf::from(".")]
-    } else {
-        args.paths.clone()
-    };
-    let files = discover(&paths, &configs)?;
+    let format = args.output_format.unwrap_or_else(default_format);
     let min = if args.unsafe_fixes {
         Applicability::Unsafe
     } else {
@@ -72,6 +65,15 @@ fn check(args: CheckArgs) -> Result<u8, Report> {
     } else {
         FixMode::Off
     };
+    if args.paths.len() == 1 && args.paths[0].as_os_str() == "-" {
+        return check_stdin(&args, &configs, format, mode);
+    }
+    let paths = if args.paths.is_empty() {
+        vec![PathBuf::from(".")]
+    } else {
+        args.paths.clone()
+    };
+    let files = discover(&paths, &configs, args.force_exclude)?;
     let results: Vec<FileResult> = files
         .par_iter()
         .map(|path| {
@@ -115,32 +117,101 @@ fn check(args: CheckArgs) -> Result<u8, Report> {
     }
 
     if !args.diff {
-        let out = match args.output_format {
-            OutputFormat::Full => {
-                report::render_full(&results, use_color(args.color), args.unsafe_fixes)
-            }
-            OutputFormat::Concise => report::render_concise(&results, args.unsafe_fixes),
-            OutputFormat::Json => report::render_json(&results),
+        let mut out = if args.statistics {
+            report::render_statistics(&results)
+        } else {
+            render(format, &results, &args)
         };
-        emit(&out)?;
+        if args.show_fixes && args.fix && is_human(format) {
+            out.push_str(&applied_fixes(&results));
+        }
+        match &args.output_file {
+            Some(path) => std::fs::write(path, &out)
+                .into_diagnostic()
+                .map_err(|e| e.wrap_err(format!("cannot write {}", path.display())))?,
+            None => emit(&out)?,
+        }
     }
-    if !args.quiet && args.output_format != OutputFormat::Json {
+    if !args.quiet && (is_human(format) || args.statistics) {
         let line = report::summary(
             &results,
             &target_text(&results, &configs)?,
             args.unsafe_fixes,
             args.diff,
         );
-        if args.diff {
+        if args.diff || args.output_file.is_some() {
             eprintln!("{line}");
         } else {
             emit(&format!("{line}\n"))?;
         }
     }
-    if report::counts(&results).failing > 0 {
+    let counts = report::counts(&results);
+    if counts.failing > 0 || (args.exit_non_zero_on_fix && counts.fixed > 0) {
         code = 1;
     }
     Ok(if args.exit_zero { 0 } else { code })
+}
+
+/// `--show-fixes`: what `--fix` changed, file by file.
+fn applied_fixes(results: &[FileResult]) -> String {
+    let mut out = String::new();
+    for r in results.iter().filter(|r| !r.applied.is_empty()) {
+        out.push_str(&format!(
+            "Fixed {} in {}:\n",
+            r.applied.len(),
+            r.path.display()
+        ));
+        for a in &r.applied {
+            out.push_str(&format!("  - {a}\n"));
+        }
+    }
+    out
+}
+
+/// `hwlint -` : lint standard input as `--stdin-filename` (for editors). With `--fix` the fixed
+/// text goes to standard output and the diagnostics to standard error.
+fn check_stdin(
+    args: &CheckArgs,
+    configs: &ConfigResolver,
+    format: OutputFormat,
+    mode: FixMode,
+) -> Result<u8, Report> {
+    let name = args
+        .stdin_filename
+        .clone()
+        .unwrap_or_else(|| PathBuf::from("stdin.yaml"));
+    let Some(file_format) = Format::from_path(&name) else {
+        // Not a format hwlint reads: pass the text through untouched.
+        let mut text = String::new();
+        std::io::stdin()
+            .read_to_string(&mut text)
+            .into_diagnostic()?;
+        if args.fix {
+            emit(&text)?;
+        }
+        return Ok(0);
+    };
+    let mut text = String::new();
+    std::io::stdin()
+        .read_to_string(&mut text)
+        .into_diagnostic()
+        .map_err(|e| e.wrap_err("standard input is not UTF-8 text"))?;
+    let settings = configs
+        .config_for(&name)?
+        .for_file(&name, configs.overrides())?;
+    let mut result = lint_source(&name, &text, file_format, &settings, mode);
+    result.settings = Some(settings);
+    let results = vec![result];
+    let rendered = render(format, &results, args);
+    if args.fix {
+        emit(&String::from_utf8_lossy(&results[0].output_bytes()))?;
+        eprint!("{rendered}");
+    } else {
+        emit(&rendered)?;
+    }
+    let counts = report::counts(&results);
+    let failing = counts.failing > 0 || (args.exit_non_zero_on_fix && counts.fixed > 0);
+    Ok(if args.exit_zero || !failing { 0 } else { 1 })
 }
 
 /// HW901 says the same thing for every file that names the same unknown model: keep the first.
@@ -211,8 +282,8 @@ fn target_text(results: &[FileResult], configs: &ConfigResolver) -> Result<Strin
         Some(t) => t.clone(),
         None => {
             configs
-                .config_for(std::path::Path::new("./x"))?
-                .for_file(std::path::Path::new("./x"), configs.overrides())?
+                .config_for(Path::new("./x"))?
+                .for_file(Path::new("./x"), configs.overrides())?
                 .target
         }
     };
@@ -224,81 +295,4 @@ fn target_text(results: &[FileResult], configs: &ConfigResolver) -> Result<Strin
         s.push_str(" (default)");
     }
     Ok(s)
-}
-
-fn estimate(args: EstimateArgs) -> Result<u8, Report> {
-    let report = crate::estimate::command::run(&args)?;
-    emit(&match args.output_format {
-        OutputFormat::Json => report::render_estimate_json(&report),
-        _ => report::render_estimate(&report),
-    })?;
-    Ok(0)
-}
-
-fn targets(args: TargetsArgs) -> Result<u8, Report> {
-    let c = catalog();
-    if args.output_format == OutputFormat::Json {
-        let gpus: Vec<_> = c
-            .gpus
-            .iter()
-            .map(|g| {
-                serde_json::json!({
-                    "key": g.key, "name": g.name, "vram_bytes": g.vram_bytes,
-                    "approximate": g.approximate, "compute_capability": g.compute_capability,
-                    "bf16": g.bf16, "fp8": g.fp8, "flash_attention_2": g.flash_attention_2,
-                    "memory_bandwidth_gb_s": g.memory_bandwidth_gb_s, "bf16_tflops": g.bf16_tflops,
-                })
-            })
-            .collect();
-        emit(&format!(
-            "{}\n",
-            serde_json::to_string_pretty(
-                &serde_json::json!({ "catalog_date": c.date, "gpus": gpus })
-            )
-            .into_diagnostic()?
-        ))?;
-        return Ok(0);
-    }
-    emit(&targets_table())?;
-    Ok(0)
-}
-
-/// The built-in GPUs and machines as a text table (also used in the README).
-pub fn targets_table() -> String {
-    let c = catalog();
-    let mut s = format!(
-        "{:<14} {:>10} {:>4} {:>5} {:>4} {:>4} {:>9} {:>11}\n",
-        "target", "VRAM GiB", "CC", "bf16", "fp8", "FA2", "BW GB/s", "bf16 TFLOPS"
-    );
-    let yes = |b: bool| if b { "yes" } else { "no" };
-    for g in &c.gpus {
-        s.push_str(&format!(
-            "{:<14} {:>9.1}{} {:>4} {:>5} {:>4} {:>4} {:>9} {:>11}\n",
-            g.key,
-            g.vram_gib(),
-            if g.approximate { "~" } else { " " },
-            g.compute_capability,
-            yes(g.bf16),
-            yes(g.fp8),
-            yes(g.flash_attention_2),
-            g.memory_bandwidth_gb_s,
-            g.bf16_tflops
-        ));
-    }
-    s.push_str("\nmachines:\n");
-    for (name, t) in &c.targets {
-        s.push_str(&format!(
-            "{name:<14} {} x {}, {} cores, {} GB RAM, {} MB/s storage\n",
-            t.gpus.unwrap_or(1),
-            t.gpu.as_deref().unwrap_or("?"),
-            t.cpu_cores.map_or("?".into(), |c| c.to_string()),
-            t.ram_gb.map_or("?".into(), |c| c.to_string()),
-            t.storage_mb_s.map_or("?".into(), |c| c.to_string()),
-        ));
-    }
-    s.push_str(&format!(
-        "\n~ approximate (datasheet) figure · catalog {}\n",
-        c.date
-    ));
-    s
 }

@@ -1,0 +1,28 @@
+//! `--statistics`: how many times each rule fired, most frequent first.
+
+use std::collections::BTreeMap;
+
+use crate::fix::Applicability;
+use crate::lint::FileResult;
+
+pub fn render_statistics(results: &[FileResult]) -> String {
+    let mut counts: BTreeMap<&str, (usize, &str, bool)> = BTreeMap::new();
+    for d in results.iter().flat_map(|r| &r.diagnostics) {
+        let e = counts.entry(d.rule.code).or_insert((0, d.rule.name, false));
+        e.0 += 1;
+        e.2 |= d
+            .fix
+            .as_ref()
+            .is_some_and(|f| f.applicability == Applicability::Safe);
+    }
+    let mut rows: Vec<_> = counts.into_iter().collect();
+    rows.sort_by(|a, b| b.1 .0.cmp(&a.1 .0).then(a.0.cmp(b.0)));
+    rows.iter()
+        .map(|(code, (n, name, fix))| {
+            format!(
+                "{n:>5}  {code}  {name}{}\n",
+                if *fix { "  [*]" } else { "" }
+            )
+        })
+        .collect()
+}
