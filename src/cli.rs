@@ -29,6 +29,33 @@ pub enum Command {
     Targets(TargetsArgs),
     /// Estimate the peak GPU memory of one training step, from a config or from flags.
     Estimate(EstimateArgs),
+    /// Print a rule's documentation (`hwlint rule HW101`).
+    Rule(RuleArgs),
+    /// List every rule: code, name, severity, fix.
+    Rules(RulesArgs),
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum DocFormat {
+    /// Plain text for a terminal.
+    Text,
+    /// The documentation as markdown.
+    Markdown,
+    Json,
+}
+
+#[derive(Debug, Args, Clone)]
+pub struct RuleArgs {
+    /// A rule code (`HW101`) or name (`batch-exceeds-vram`).
+    pub code: String,
+    #[arg(long, alias = "format", value_enum, default_value = "text")]
+    pub output_format: DocFormat,
+}
+
+#[derive(Debug, Args, Clone)]
+pub struct RulesArgs {
+    #[arg(long, alias = "format", value_enum, default_value = "text")]
+    pub output_format: DocFormat,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -115,7 +142,7 @@ pub struct CheckArgs {
 #[derive(Debug, Args, Clone)]
 pub struct TargetsArgs {
     /// `full` prints a table, `json` the catalog as JSON.
-    #[arg(long, value_enum, default_value = "full")]
+    #[arg(long, alias = "format", value_enum, default_value = "full")]
     pub output_format: OutputFormat,
 }
 

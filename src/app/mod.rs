@@ -1,6 +1,9 @@
 //! One function per subcommand; maps outcomes to exit codes (0 clean, 1 problems, 2 errors).
 
 mod check;
+mod docs;
+
+pub use docs::rule_markdown;
 
 use std::io::{IsTerminal, Write};
 
@@ -27,6 +30,8 @@ pub fn run(cli: Cli) -> Result<u8, Report> {
         Some(Command::Check(args)) => check::check(args),
         Some(Command::Targets(args)) => targets(args),
         Some(Command::Estimate(args)) => estimate(args),
+        Some(Command::Rule(args)) => docs::rule(args),
+        Some(Command::Rules(args)) => docs::rules(args),
         None => check::check(cli.check),
     }
 }
