@@ -29,6 +29,8 @@ pub enum Command {
     Targets(TargetsArgs),
     /// Estimate the peak GPU memory of one training step, from a config or from flags.
     Estimate(EstimateArgs),
+    /// Describe this machine as a target (GPUs via nvidia-smi, CPU cores, RAM).
+    Detect(DetectArgs),
     /// Print a rule's documentation (`hwlint rule HW101`).
     Rule(RuleArgs),
     /// List every rule: code, name, severity, fix.
@@ -127,6 +129,10 @@ pub struct CheckArgs {
     /// Ignore every hwlint.toml, .hwlint.toml and [tool.hwlint].
     #[arg(long)]
     pub no_config: bool,
+    /// Add `hwlint: ignore[CODES]` comments for every current diagnostic (adopting hwlint on
+    /// a large repository). Plain `.json` files hold no comments and are left alone.
+    #[arg(long, conflicts_with_all = ["fix", "diff"])]
+    pub add_ignore: bool,
     /// Print, per file, the dialect recognised and every setting read (value and origin),
     /// instead of diagnostics.
     #[arg(long)]
@@ -205,6 +211,16 @@ pub struct EstimateArgs {
     #[arg(long, value_name = "N")]
     pub steps: Option<u64>,
     /// `full` prints a table, `json` an object.
+    #[arg(long, alias = "format", value_enum, default_value = "full")]
+    pub output_format: OutputFormat,
+}
+
+#[derive(Debug, Args, Clone)]
+pub struct DetectArgs {
+    /// Add (or replace) the `[target]` table in this hwlint.toml instead of printing it.
+    #[arg(long, value_name = "FILE")]
+    pub write: Option<PathBuf>,
+    /// `full` prints the TOML table, `json` what was detected.
     #[arg(long, alias = "format", value_enum, default_value = "full")]
     pub output_format: OutputFormat,
 }

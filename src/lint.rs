@@ -9,7 +9,7 @@ use crate::dialect::{self, detect};
 use crate::fix::{apply_fixes_indexed, Applicability, Fix};
 use crate::rules::{self, Context, Rule, Severity, RULES};
 use crate::settings::FileSettings;
-use crate::syntax::{self, Format, Span};
+use crate::syntax::{self, comments, Format, Span};
 
 /// Files larger than this are reported, not parsed: no training config is this big.
 pub const MAX_FILE_BYTES: u64 = 64 << 20;
@@ -264,6 +264,80 @@ pub fn lint_text(
             }
         }
     }
+    if dialect_name.is_some() {
+        out = apply_suppressions(out, text, format, &enabled);
+    }
     out.sort_by(|a, b| (a.span.start, a.rule.code).cmp(&(b.span.start, b.rule.code)));
     (out, dialect_name)
+}
+
+/// Drops what `hwlint: ignore` comments cover, and reports the comments that cover nothing or
+/// name a code that does not exist (HW903).
+fn apply_suppressions(
+    diagnostics: Vec<Diagnostic>,
+    text: &str,
+    format: Format,
+    enabled: &dyn Fn(&Rule) -> bool,
+) -> Vec<Diagnostic> {
+    let sups = comments::suppressions(text, format);
+    if sups.is_empty() {
+        return diagnostics;
+    }
+    let index = syntax::LineIndex::new(text);
+    let mut used = vec![false; sups.len()];
+    let mut out: Vec<Diagnostic> = diagnostics
+        .into_iter()
+        .filter(|d| {
+            let line = comments::line_of(&index, text, d.span.start);
+            let mut covered = false;
+            for (i, s) in sups.iter().enumerate() {
+                if s.covers(d.rule.code, line) {
+                    used[i] = true;
+                    covered = true;
+                }
+            }
+            !covered
+        })
+        .collect();
+    let Some(unused_rule) = rules::by_code("HW903").filter(|r| enabled(r)) else {
+        return out;
+    };
+    for (s, used) in sups.iter().zip(used) {
+        let codes = s.codes.clone().unwrap_or_default();
+        let unknown: Vec<&String> = codes
+            .iter()
+            .filter(|c| rules::by_code(c).is_none())
+            .collect();
+        // A code whose rule is not selected may well be needed when it is: not "unused".
+        let unselected = codes
+            .iter()
+            .filter_map(|c| rules::by_code(c))
+            .any(|r| !enabled(r));
+        let message = if !unknown.is_empty() {
+            let list: Vec<&str> = unknown.iter().map(|c| c.as_str()).collect();
+            format!(
+                "suppression names unknown code{} {} (`hwlint rules` lists them)",
+                if list.len() == 1 { "" } else { "s" },
+                list.join(", ")
+            )
+        } else if !used && !unselected {
+            match &s.codes {
+                Some(c) => format!("suppression of {} matches no diagnostic", c.join(", ")),
+                None => "suppression matches no diagnostic".to_string(),
+            }
+        } else {
+            continue;
+        };
+        out.push(Diagnostic {
+            rule: unused_rule,
+            message,
+            span: s.span.clone(),
+            fix: (unknown.is_empty()).then(|| Fix {
+                edits: vec![crate::fix::Edit::replace(s.removal.clone(), "")],
+                applicability: Applicability::Safe,
+                message: "remove the suppression comment".into(),
+            }),
+        });
+    }
+    out
 }

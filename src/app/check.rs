@@ -89,6 +89,16 @@ pub(super) fn check(args: CheckArgs) -> Result<u8, Report> {
         emit(&show_settings(&results))?;
         return Ok(0);
     }
+    if args.add_ignore {
+        let added = add_ignores(&results)?;
+        if !args.quiet {
+            eprintln!(
+                "Added {added} suppression comment{}",
+                if added == 1 { "" } else { "s" }
+            );
+        }
+        return Ok(0);
+    }
     let mut code = 0u8;
     if args.diff {
         let mut diff = String::new();
@@ -150,6 +160,86 @@ pub(super) fn check(args: CheckArgs) -> Result<u8, Report> {
         code = 1;
     }
     Ok(if args.exit_zero { 0 } else { code })
+}
+
+/// `--add-ignore`: one `hwlint: ignore[...]` per line that has diagnostics, merged into an
+/// existing suppression on that line. Returns how many comments were added or extended.
+fn add_ignores(results: &[FileResult]) -> Result<usize, Report> {
+    use crate::syntax::comments::{suppressions, LineComments, Scope};
+    let mut total = 0;
+    for r in results {
+        let Some(format) = Format::from_path(&r.path) else {
+            continue;
+        };
+        let Some(marker) = format.comment_markers().first() else {
+            continue;
+        };
+        let index = crate::syntax::LineIndex::new(&r.text);
+        let mut by_line: std::collections::BTreeMap<usize, Vec<&str>> = Default::default();
+        for d in &r.diagnostics {
+            if matches!(d.rule.code, "HW902" | "HW903") {
+                continue;
+            }
+            let line = crate::syntax::comments::line_of(&index, &r.text, d.span.start);
+            by_line.entry(line).or_default().push(d.rule.code);
+        }
+        if by_line.is_empty() {
+            continue;
+        }
+        let existing = suppressions(&r.text, format);
+        let mut edits = Vec::new();
+        for (line, mut codes) in by_line {
+            let same_line = existing
+                .iter()
+                .find(|s| matches!(s.scope, Scope::Line { line: l, alone: false } if l == line));
+            if let Some(s) = same_line {
+                let Some(old) = &s.codes else { continue };
+                codes.extend(old.iter().map(String::as_str));
+                codes.sort_unstable();
+                codes.dedup();
+                edits.push(crate::fix::Edit::replace(
+                    s.span.clone(),
+                    format!("{marker} hwlint: ignore[{}]", codes.join(", ")),
+                ));
+            } else {
+                codes.sort_unstable();
+                codes.dedup();
+                let start = index.line_start(line).unwrap_or(0);
+                let end = r.text[start..]
+                    .find('\n')
+                    .map_or(r.text.len(), |i| start + i);
+                let end = if r.text[..end].ends_with('\r') {
+                    end - 1
+                } else {
+                    end
+                };
+                edits.push(crate::fix::Edit::insert(
+                    end,
+                    format!("  {marker} hwlint: ignore[{}]", codes.join(", ")),
+                ));
+            }
+        }
+        let fix = crate::fix::Fix {
+            edits,
+            applicability: Applicability::Safe,
+            message: String::new(),
+        };
+        let (text, applied) = crate::fix::apply_fixes(&r.text, [&fix]);
+        if applied == 0 || crate::syntax::parse(&text, format).is_err() {
+            continue;
+        }
+        let mut expected = Vec::new();
+        let mut new = Vec::new();
+        if r.bom {
+            expected.extend_from_slice("\u{feff}".as_bytes());
+            new.extend_from_slice("\u{feff}".as_bytes());
+        }
+        expected.extend_from_slice(r.original.as_bytes());
+        new.extend_from_slice(text.as_bytes());
+        write_atomic(&r.path, &expected, &new)?;
+        total += fix.edits.len();
+    }
+    Ok(total)
 }
 
 /// `--show-fixes`: what `--fix` changed, file by file.

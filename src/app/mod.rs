@@ -9,7 +9,7 @@ use std::io::{IsTerminal, Write};
 
 use miette::{IntoDiagnostic, Report};
 
-use crate::cli::{Cli, ColorChoice, Command, EstimateArgs, TargetsArgs};
+use crate::cli::{Cli, ColorChoice, Command, DetectArgs, EstimateArgs, TargetsArgs};
 use crate::hardware::catalog;
 use crate::report::{self, OutputFormat};
 
@@ -30,6 +30,7 @@ pub fn run(cli: Cli) -> Result<u8, Report> {
         Some(Command::Check(args)) => check::check(args),
         Some(Command::Targets(args)) => targets(args),
         Some(Command::Estimate(args)) => estimate(args),
+        Some(Command::Detect(args)) => detect(args),
         Some(Command::Rule(args)) => docs::rule(args),
         Some(Command::Rules(args)) => docs::rules(args),
         None => check::check(cli.check),
@@ -62,6 +63,44 @@ fn estimate(args: EstimateArgs) -> Result<u8, Report> {
         OutputFormat::Json => report::render_estimate_json(&report),
         _ => report::render_estimate(&report),
     })?;
+    Ok(0)
+}
+
+/// `hwlint detect`: this machine as a `[target]` table. Without a GPU or driver it still
+/// describes the host, and says why no GPU is listed.
+fn detect(args: DetectArgs) -> Result<u8, Report> {
+    use crate::hardware::detect;
+    let found = detect::detect();
+    if args.output_format == OutputFormat::Json {
+        let gpus = match &found.gpus {
+            Ok(g) => serde_json::json!(g
+                .iter()
+                .map(|x| serde_json::json!({
+                    "name": x.name, "memory_mib": x.memory_mib,
+                    "compute_capability": x.compute_capability, "catalog_key": x.catalog_key,
+                }))
+                .collect::<Vec<_>>()),
+            Err(e) => serde_json::json!({ "error": e }),
+        };
+        let v = serde_json::json!({
+            "gpus": gpus,
+            "cpu_cores": found.host.cpu_cores,
+            "ram_gb": found.host.ram_gb,
+        });
+        emit(&format!(
+            "{}\n",
+            serde_json::to_string_pretty(&v).into_diagnostic()?
+        ))?;
+        return Ok(0);
+    }
+    let table = detect::target_toml(&found);
+    match &args.write {
+        Some(path) => {
+            detect::write_into_config(path, &table).map_err(|e| miette::miette!("{e}"))?;
+            eprintln!("wrote [target] to {}", path.display());
+        }
+        None => emit(&table)?,
+    }
     Ok(0)
 }
 

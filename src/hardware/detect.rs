@@ -189,7 +189,6 @@ fn query_with(command: &[&str], timeout: Duration) -> Result<Vec<DetectedGpu>, S
 
 /// The outer `Err` means no answer at all (missing binary, timeout); the inner one a non-zero
 /// exit, kept apart so that the caller can retry an old driver with fewer columns.
-#[allow(clippy::type_complexity)]
 fn run_query(
     command: &[&str],
     query: &str,

@@ -267,6 +267,14 @@ pub static RULES: &[Rule] = &[
         source: include_str!("hw902_parse_error.md"),
         check: None,
     },
+    Rule {
+        code: "HW903",
+        name: "unused-suppression",
+        severity: Severity::Warning,
+        fix: FixAvailability::Sometimes,
+        source: include_str!("hw903_unused_suppression.md"),
+        check: None,
+    },
 ];
 
 pub fn by_code(code: &str) -> Option<&'static Rule> {

@@ -4,6 +4,7 @@
 //! its byte range in the original text, so diagnostics point at the right place and fixes are
 //! byte splices. Nothing here knows what a key means; that is the dialect layer's job.
 
+pub mod comments;
 pub mod edit;
 pub mod json;
 pub mod toml;

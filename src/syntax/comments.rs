@@ -1,0 +1,181 @@
+//! Suppression comments: `# hwlint: ignore[HW202]` (YAML, TOML, and later Python and shell),
+//! `// hwlint: ignore[...]` (JSONC, later Rust), on the offending line or the line above, and
+//! `hwlint: ignore-file[...]` anywhere for the whole file. A front-end takes part by saying how
+//! its line comments start.
+
+use super::{Format, LineIndex, Span};
+
+/// How a format writes line comments (what suppressions need to know about a syntax).
+pub trait LineComments {
+    /// The markers that open a line comment (`#`, `//`); empty when the format has none.
+    fn comment_markers(&self) -> &'static [&'static str];
+}
+
+impl LineComments for Format {
+    fn comment_markers(&self) -> &'static [&'static str] {
+        match self {
+            Format::Yaml | Format::Toml => &["#"],
+            Format::Jsonc => &["//"],
+            // Plain JSON holds no comments: per-file-ignores only.
+            Format::Json => &[],
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum Scope {
+    /// The comment's own line, or the next line when the comment stands alone on its line.
+    Line {
+        line: usize,
+        alone: bool,
+    },
+    File,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Suppression {
+    pub scope: Scope,
+    /// `None` suppresses every rule.
+    pub codes: Option<Vec<String>>,
+    /// The comment itself (marker to end of line), for reporting and removal.
+    pub span: Span,
+    /// What to delete to remove it: the whole line when it stands alone, else the comment and
+    /// the spaces before it.
+    pub removal: Span,
+}
+
+impl Suppression {
+    /// Whether it covers a diagnostic of `code` starting on 0-based `line`.
+    pub fn covers(&self, code: &str, line: usize) -> bool {
+        let on_line = match self.scope {
+            Scope::File => true,
+            Scope::Line { line: l, alone } => l == line || (alone && l + 1 == line),
+        };
+        on_line
+            && self
+                .codes
+                .as_ref()
+                .is_none_or(|c| c.iter().any(|x| x.eq_ignore_ascii_case(code)))
+    }
+}
+
+/// Finds the suppression comments of a file.
+pub fn suppressions(text: &str, format: Format) -> Vec<Suppression> {
+    let markers = format.comment_markers();
+    if markers.is_empty() {
+        return vec![];
+    }
+    let mut out = Vec::new();
+    let mut offset = 0;
+    for (line_no, line) in text.split_inclusive('\n').enumerate() {
+        let start_of_line = offset;
+        offset += line.len();
+        let content = line.trim_end_matches(['\n', '\r']);
+        for marker in markers {
+            let Some(pos) = find_comment(content, marker) else {
+                continue;
+            };
+            let body = content[pos + marker.len()..].trim_start();
+            let Some(rest) = body.strip_prefix("hwlint:") else {
+                continue;
+            };
+            let rest = rest.trim_start();
+            let (file_scope, rest) = match rest.strip_prefix("ignore-file") {
+                Some(r) => (true, r),
+                None => match rest.strip_prefix("ignore") {
+                    Some(r) => (false, r),
+                    None => continue,
+                },
+            };
+            let codes = rest.trim_start().strip_prefix('[').and_then(|r| {
+                r.split_once(']').map(|(list, _)| {
+                    list.split(',')
+                        .map(|c| c.trim().to_string())
+                        .filter(|c| !c.is_empty())
+                        .collect::<Vec<_>>()
+                })
+            });
+            let alone = content[..pos].trim().is_empty();
+            let comment = start_of_line + pos..start_of_line + content.len();
+            let removal = if alone {
+                start_of_line..start_of_line + line.len()
+            } else {
+                let before = content[..pos].trim_end().len();
+                start_of_line + before..start_of_line + content.len()
+            };
+            out.push(Suppression {
+                scope: if file_scope {
+                    Scope::File
+                } else {
+                    Scope::Line {
+                        line: line_no,
+                        alone,
+                    }
+                },
+                codes,
+                span: comment,
+                removal,
+            });
+            break;
+        }
+    }
+    out
+}
+
+/// Where a comment opens on a line: the marker at the start or after whitespace (YAML requires
+/// the space; it keeps `#` inside URLs and `key#x` from counting), outside quotes.
+fn find_comment(line: &str, marker: &str) -> Option<usize> {
+    let bytes = line.as_bytes();
+    let mut quote: Option<u8> = None;
+    let mut i = 0;
+    while i < bytes.len() {
+        let c = bytes[i];
+        match quote {
+            Some(q) if c == b'\\' && q == b'"' => i += 1,
+            Some(q) if c == q => quote = None,
+            Some(_) => {}
+            None if c == b'"' || c == b'\'' => quote = Some(c),
+            None if line[i..].starts_with(marker)
+                && (i == 0 || bytes[i - 1] == b' ' || bytes[i - 1] == b'\t') =>
+            {
+                return Some(i)
+            }
+            None => {}
+        }
+        i += 1;
+    }
+    None
+}
+
+/// The 0-based line of a byte offset.
+pub fn line_of(index: &LineIndex, text: &str, offset: usize) -> usize {
+    index.position(text, offset).0 - 1
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn line_file_and_all_forms() {
+        let t = "a: 0  # hwlint: ignore[HW202, hw204]\n# hwlint: ignore\nb: 1\nc: '# hwlint: ignore'\n# hwlint: ignore-file[HW901]\n";
+        let s = suppressions(t, Format::Yaml);
+        assert_eq!(s.len(), 3);
+        assert!(s[0].covers("HW204", 0) && !s[0].covers("HW201", 0) && !s[0].covers("HW202", 1));
+        assert!(
+            s[1].covers("HW999", 2),
+            "a comment alone covers the next line"
+        );
+        assert!(s[2].covers("HW901", 40));
+        assert_eq!(&t[s[0].removal.clone()], "  # hwlint: ignore[HW202, hw204]");
+        assert_eq!(&t[s[1].removal.clone()], "# hwlint: ignore\n");
+    }
+
+    #[test]
+    fn jsonc_uses_slashes_and_json_has_none() {
+        let t = "{\n  \"a\": 0 // hwlint: ignore[HW202]\n}\n";
+        assert_eq!(suppressions(t, Format::Jsonc).len(), 1);
+        assert!(suppressions(t, Format::Json).is_empty());
+        assert!(suppressions("url: http://x#hwlint: ignore\n", Format::Yaml).is_empty());
+    }
+}

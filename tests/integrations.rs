@@ -1,0 +1,347 @@
+//! What users meet outside `check`'s default output: suppressions in every format, HW903,
+//! --add-ignore, the github / sarif / json-lines formats, --statistics, standard input,
+//! --force-exclude, --exit-non-zero-on-fix, --version.
+
+use std::fs;
+use std::path::Path;
+
+use assert_cmd::Command;
+
+fn hwlint(dir: &Path) -> Command {
+    let mut c = Command::cargo_bin("hwlint").unwrap();
+    c.current_dir(dir)
+        .env("NO_COLOR", "1")
+        .env_remove("GITHUB_ACTIONS")
+        .env_remove("HWLINT_OUTPUT_FORMAT");
+    c
+}
+
+fn run(dir: &Path, args: &[&str]) -> (i32, String) {
+    let out = hwlint(dir).args(args).output().unwrap();
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+    )
+}
+
+const HF: &str = "per_device_train_batch_size: 8\nmax_steps: 100\nsave_steps: 500\n";
+
+#[test]
+fn suppressions_in_yaml_toml_and_jsonc() {
+    let d = tempfile::tempdir().unwrap();
+    fs::write(d.path().join("a.yaml"), "per_device_train_batch_size: 8\nmax_steps: 100\n# hwlint: ignore[HW303]\nsave_steps: 500\n").unwrap();
+    fs::write(
+        d.path().join("t.toml"),
+        "[job]\ndump_folder = \"./o\"\n[model]\nname = \"llama3\"\nflavor = \"debugmodel\"\n[training]\nlocal_batch_size = 8\nsteps = 1000\n[checkpoint]\nenable = true\ninterval = 5000  # hwlint: ignore[HW303]\n# hwlint: ignore-file[HW901]\n",
+    )
+    .unwrap();
+    fs::write(
+        d.path().join("ds.jsonc"),
+        "{\n  \"train_batch_size\": 64, // hwlint: ignore[HW501]\n  \"train_micro_batch_size_per_gpu\": 6,\n  \"gradient_accumulation_steps\": 4\n}\n",
+    )
+    .unwrap();
+    let (code, out) = run(d.path(), &[".", "--output-format", "concise", "-q"]);
+    assert_eq!((code, out.as_str()), (0, ""), "{out}");
+    // Without the comments each file fires.
+    for f in ["a.yaml", "t.toml", "ds.jsonc"] {
+        let p = d.path().join(f);
+        let text = fs::read_to_string(&p).unwrap();
+        let stripped: String = text
+            .lines()
+            .filter(|l| !l.trim_start().starts_with("# hwlint"))
+            .map(|l| {
+                l.split(" # hwlint")
+                    .next()
+                    .unwrap()
+                    .split("  # hwlint")
+                    .next()
+                    .unwrap()
+                    .split(" // hwlint")
+                    .next()
+                    .unwrap()
+            })
+            .map(|l| format!("{l}\n"))
+            .collect();
+        fs::write(&p, stripped).unwrap();
+    }
+    let (_, out) = run(
+        d.path(),
+        &[".", "--output-format", "concise", "--select", "HW3,HW5"],
+    );
+    for f in ["a.yaml", "t.toml", "ds.jsonc"] {
+        assert!(out.contains(f), "{f} fires without its comment: {out}");
+    }
+}
+
+#[test]
+fn plain_json_takes_per_file_ignores_only() {
+    let d = tempfile::tempdir().unwrap();
+    let ds = "{\n  \"train_batch_size\": 64,\n  \"train_micro_batch_size_per_gpu\": 6,\n  \"gradient_accumulation_steps\": 4\n}\n";
+    fs::write(d.path().join("ds.json"), ds).unwrap();
+    let (code, out) = run(d.path(), &["ds.json", "--output-format", "concise"]);
+    assert_eq!(code, 1);
+    assert!(out.contains("HW501"), "{out}");
+    // --add-ignore never writes into plain JSON.
+    run(d.path(), &["ds.json", "--add-ignore"]);
+    assert_eq!(fs::read_to_string(d.path().join("ds.json")).unwrap(), ds);
+    fs::write(
+        d.path().join("hwlint.toml"),
+        "[per-file-ignores]\n\"ds.json\" = [\"HW501\"]\n",
+    )
+    .unwrap();
+    assert_eq!(run(d.path(), &["ds.json"]).0, 0);
+}
+
+#[test]
+fn unused_and_unknown_suppressions_are_hw903() {
+    let d = tempfile::tempdir().unwrap();
+    let text = "per_device_train_batch_size: 8  # hwlint: ignore[HW202]\nmax_steps: 1000\nsave_steps: 500 # hwlint: ignore[HW777]\n";
+    fs::write(d.path().join("a.yaml"), text).unwrap();
+    let (code, out) = run(d.path(), &["a.yaml", "--output-format", "concise"]);
+    assert_eq!(code, 1);
+    assert!(
+        out.contains("a.yaml:1:33: HW903 suppression of HW202 matches no diagnostic [*]"),
+        "{out}"
+    );
+    assert!(
+        out.contains("a.yaml:3:17: HW903 suppression names unknown code HW777"),
+        "{out}"
+    );
+    run(d.path(), &["a.yaml", "--fix"]);
+    let fixed = fs::read_to_string(d.path().join("a.yaml")).unwrap();
+    assert_eq!(fixed, "per_device_train_batch_size: 8\nmax_steps: 1000\nsave_steps: 500 # hwlint: ignore[HW777]\n");
+    // A suppression of a rule not selected in this run is not reported.
+    fs::write(d.path().join("a.yaml"), text).unwrap();
+    let (_, out) = run(
+        d.path(),
+        &["a.yaml", "--output-format", "concise", "--ignore", "HW202"],
+    );
+    assert!(!out.contains("HW202 matches"), "{out}");
+}
+
+#[test]
+fn add_ignore_then_clean() {
+    let d = tempfile::tempdir().unwrap();
+    fs::write(
+        d.path().join("a.yaml"),
+        format!("{HF}dataloader_num_workers: 64\n"),
+    )
+    .unwrap();
+    fs::write(d.path().join("b.jsonc"), "{\n  \"train_batch_size\": 64,\n  \"train_micro_batch_size_per_gpu\": 6,\n  \"gradient_accumulation_steps\": 4\n}\n").unwrap();
+    assert_eq!(run(d.path(), &["."]).0, 1);
+    let out = hwlint(d.path())
+        .args([".", "--add-ignore"])
+        .output()
+        .unwrap();
+    assert!(String::from_utf8_lossy(&out.stderr).contains("Added 3 suppression comments"));
+    assert_eq!(
+        fs::read_to_string(d.path().join("a.yaml")).unwrap(),
+        "per_device_train_batch_size: 8\nmax_steps: 100\nsave_steps: 500  # hwlint: ignore[HW303]\ndataloader_num_workers: 64  # hwlint: ignore[HW201, HW203]\n"
+    );
+    assert!(fs::read_to_string(d.path().join("b.jsonc"))
+        .unwrap()
+        .contains("\"train_batch_size\": 64,  // hwlint: ignore[HW501]"));
+    assert_eq!(run(d.path(), &["."]).0, 0);
+}
+
+#[test]
+fn github_annotations_escape_paths_and_messages() {
+    let d = tempfile::tempdir().unwrap();
+    fs::create_dir_all(d.path().join("my configs")).unwrap();
+    fs::write(d.path().join("my configs/a,b.yaml"), HF).unwrap();
+    let (code, out) = run(d.path(), &["my configs", "--output-format", "github"]);
+    assert_eq!(code, 1);
+    assert!(
+        out.starts_with("::warning file=my configs/a%2Cb.yaml,line=3,col=13,endLine=3,endColumn=16,title=HW303 save-freq-exceeds-steps::checkpoint every"),
+        "{out}"
+    );
+    // GITHUB_ACTIONS picks the format when none is given.
+    let out = hwlint(d.path())
+        .env("GITHUB_ACTIONS", "true")
+        .arg("my configs")
+        .output()
+        .unwrap();
+    assert!(String::from_utf8_lossy(&out.stdout).starts_with("::warning "));
+}
+
+#[test]
+fn sarif_json_lines_and_statistics() {
+    let d = tempfile::tempdir().unwrap();
+    fs::write(
+        d.path().join("a.yaml"),
+        format!("{HF}dataloader_num_workers: 64\n"),
+    )
+    .unwrap();
+    let (_, out) = run(d.path(), &["a.yaml", "--output-format", "sarif"]);
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(v["version"], "2.1.0");
+    let run0 = &v["runs"][0];
+    assert_eq!(
+        run0["tool"]["driver"]["rules"].as_array().unwrap().len(),
+        hwlint::rules::RULES.len()
+    );
+    let results = run0["results"].as_array().unwrap();
+    assert_eq!(results.len(), 3);
+    let r201 = results.iter().find(|r| r["ruleId"] == "HW201").unwrap();
+    assert_eq!(
+        r201["locations"][0]["physicalLocation"]["region"]["startLine"],
+        4
+    );
+    assert_eq!(
+        r201["fixes"][0]["artifactChanges"][0]["replacements"][0]["insertedContent"]["text"],
+        "15"
+    );
+    let (_, out) = run(d.path(), &["a.yaml", "--output-format", "json-lines"]);
+    assert_eq!(out.lines().count(), 3);
+    assert!(out
+        .lines()
+        .all(|l| serde_json::from_str::<serde_json::Value>(l).is_ok()));
+    let (_, out) = run(d.path(), &["a.yaml", "--statistics"]);
+    assert!(
+        out.contains("    1  HW201  workers-exceed-cores  [*]"),
+        "{out}"
+    );
+    // --output-file writes there instead of standard output.
+    let (_, out) = run(
+        d.path(),
+        &["a.yaml", "--output-format", "json", "-o", "out.json"],
+    );
+    assert!(out.is_empty());
+    assert!(fs::read_to_string(d.path().join("out.json"))
+        .unwrap()
+        .contains("HW201"));
+}
+
+#[test]
+fn stdin_force_exclude_exit_on_fix_and_version() {
+    let d = tempfile::tempdir().unwrap();
+    let out = hwlint(d.path())
+        .args(["-", "--stdin-filename", "args.yaml", "--fix"])
+        .write_stdin(format!("{HF}dataloader_num_workers: 64\n"))
+        .output()
+        .unwrap();
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout),
+        format!("{HF}dataloader_num_workers: 15\n")
+    );
+    let out = hwlint(d.path())
+        .args([
+            "-",
+            "--stdin-filename",
+            "args.yaml",
+            "--output-format",
+            "concise",
+        ])
+        .write_stdin(HF)
+        .output()
+        .unwrap();
+    assert!(String::from_utf8_lossy(&out.stdout).starts_with("args.yaml:3:13: HW303"));
+
+    fs::create_dir_all(d.path().join("templates")).unwrap();
+    fs::write(d.path().join("templates/x.yaml"), HF).unwrap();
+    fs::write(
+        d.path().join("hwlint.toml"),
+        "exclude = [\"templates/**\"]\n",
+    )
+    .unwrap();
+    assert_eq!(
+        run(d.path(), &["templates/x.yaml"]).0,
+        1,
+        "named files bypass exclude"
+    );
+    assert_eq!(run(d.path(), &["templates/x.yaml", "--force-exclude"]).0, 0);
+
+    fs::write(
+        d.path().join("w.yaml"),
+        "per_device_train_batch_size: 8\nmax_steps: 1000\ndataloader_num_workers: 64\n",
+    )
+    .unwrap();
+    assert_eq!(
+        run(
+            d.path(),
+            &[
+                "w.yaml",
+                "--fix",
+                "--exit-non-zero-on-fix",
+                "--ignore",
+                "HW203"
+            ]
+        )
+        .0,
+        1
+    );
+    assert_eq!(
+        run(
+            d.path(),
+            &[
+                "w.yaml",
+                "--fix",
+                "--exit-non-zero-on-fix",
+                "--ignore",
+                "HW203"
+            ]
+        )
+        .0,
+        0
+    );
+
+    let (_, out) = run(d.path(), &["--version"]);
+    assert!(
+        out.starts_with("hwlint 0.") && out.contains("hardware catalog 20"),
+        "{out}"
+    );
+}
+
+#[test]
+fn rule_docs_commands() {
+    let d = tempfile::tempdir().unwrap();
+    let (code, out) = run(d.path(), &["rule", "HW202"]);
+    assert_eq!(code, 0);
+    assert!(out.starts_with("HW202 single-process-loading (warning, fix: always)"));
+    let (_, out) = run(
+        d.path(),
+        &[
+            "rule",
+            "single-process-loading",
+            "--output-format",
+            "markdown",
+        ],
+    );
+    assert!(
+        out.starts_with("# HW202 single-process-loading") && out.contains("## Why is this bad?")
+    );
+    let (_, out) = run(d.path(), &["rules", "--format", "json"]);
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(v.as_array().unwrap().len(), hwlint::rules::RULES.len());
+    assert_eq!(run(d.path(), &["rule", "HW000"]).0, 2);
+}
+
+/// Without a GPU or driver (this machine, CI) detect still describes the host and exits 0;
+/// --write adds the table to hwlint.toml, which then loads.
+#[test]
+fn detect_degrades_without_a_gpu() {
+    let d = tempfile::tempdir().unwrap();
+    let (code, out) = run(d.path(), &["detect"]);
+    assert_eq!(code, 0);
+    assert!(
+        out.contains("[target]") && out.contains("cpu_cores = "),
+        "{out}"
+    );
+    fs::write(
+        d.path().join("hwlint.toml"),
+        "# ours\nignore = [\"HW205\"]\n",
+    )
+    .unwrap();
+    assert_eq!(run(d.path(), &["detect", "--write", "hwlint.toml"]).0, 0);
+    let cfg = fs::read_to_string(d.path().join("hwlint.toml")).unwrap();
+    assert!(
+        cfg.contains("# ours") && cfg.contains("ignore = [\"HW205\"]") && cfg.contains("[target]"),
+        "{cfg}"
+    );
+    fs::write(d.path().join("a.yaml"), HF).unwrap();
+    assert_eq!(
+        run(d.path(), &["a.yaml", "-q"]).0,
+        1,
+        "the config still loads"
+    );
+}
