@@ -15,11 +15,20 @@ fn level(s: Severity) -> &'static str {
     }
 }
 
-/// A file path as a relative URI with forward slashes.
+/// A file path as a URI: relative with forward slashes, or `file:///...` for an absolute path
+/// (a relative reference must not begin with a slash).
 fn uri(path: &std::path::Path) -> String {
     let s = path.display().to_string().replace('\\', "/");
-    let s = s.strip_prefix("./").unwrap_or(&s).to_string();
-    s.replace(' ', "%20")
+    let s = s.strip_prefix("./").unwrap_or(&s);
+    let encoded = s.replace('%', "%25").replace(' ', "%20");
+    if path.is_absolute() {
+        format!(
+            "file://{}{encoded}",
+            if encoded.starts_with('/') { "" } else { "/" }
+        )
+    } else {
+        encoded
+    }
 }
 
 fn region(text: &str, span: &std::ops::Range<usize>) -> Value {
