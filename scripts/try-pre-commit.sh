@@ -11,7 +11,7 @@
 # `--working-tree` first copies the working tree (tracked and untracked files, minus what
 # .gitignore ignores) into a throw-away repository with one commit, and tests that instead.
 #
-# What it does, all inside one temporary folder removed on exit:
+# What it does, inside one temporary folder removed on exit (the cargo build folder aside):
 #   1. creates a venv (python3 -m venv) and pip-installs `pre-commit` from PyPI into it;
 #   2. creates a git repository holding one Hugging Face Trainer config with
 #      `dataloader_num_workers: 64` (HW201 on the default 16-core `workstation` target) and
@@ -21,11 +21,14 @@
 #      (16 cores - 1) and leave every other byte of the file as it was;
 #   5. `pre-commit try-repo <this repo> hwlint --all-files` must then pass.
 #
-# pre-commit's `rust` language runs `cargo install --bins --root <env> --path .` with CARGO_HOME
-# set to that env, so the build cannot reuse this checkout's target/ (the registry sources live at
-# another path, so every dependency fingerprint differs, and sharing the folder would overwrite the
-# binaries of whoever is building here). The build goes to a temporary CARGO_TARGET_DIR with
-# CARGO_BUILD_JOBS=2 (override either by exporting it). Needs network access to PyPI and crates.io.
+# pre-commit's `rust` language runs `cargo install --bins --root <env> --path .` in its clone.
+# The build goes to CARGO_TARGET_DIR=target/try-pre-commit of this checkout (override with
+# HWLINT_TRY_TARGET_DIR), with CARGO_BUILD_JOBS=2 unless set: a folder of its own inside target/,
+# kept between runs, so only the first run builds the dependencies (about 3 minutes on 2 cores)
+# and later runs rebuild only the hwlint crate. It is not target/ itself: the clone has the same
+# relative paths as this checkout, so cargo would take the two hwlint crates for one, and the
+# committed binary would overwrite target/release/hwlint of whoever is building here.
+# Needs network access to PyPI and, the first time, crates.io.
 #
 # Exit status: 0 when every check passed, 1 otherwise. When pre-commit cannot be installed (no
 # network) the script fails, unless HWLINT_ALLOW_SKIP=1, in which case it prints
@@ -36,7 +39,7 @@ usage() {
     sed -n '2,6p' "$0" | sed 's/^# \{0,1\}//'
 }
 
-mode=head
+mode=committed
 ref=""
 while [ $# -gt 0 ]; do
     case "$1" in
@@ -56,8 +59,7 @@ done
 repo_root="$(git -C "$(dirname "${BASH_SOURCE[0]}")/.." rev-parse --show-toplevel)"
 
 work="$(mktemp -d "${TMPDIR:-/tmp}/hwlint-try-pre-commit.XXXXXX")"
-cleanup() { rm -rf "$work"; }
-trap cleanup EXIT
+trap 'rm -rf "$work"' EXIT
 
 failures=0
 pass() { echo "PASS: $*"; }
@@ -75,7 +77,7 @@ show_log() { # the last lines of a log, indented
 
 # --- what to test ------------------------------------------------------------------------------
 case "$mode" in
-    head | ref)
+    committed | ref)
         [ -n "$ref" ] || ref=HEAD
         sha="$(git -C "$repo_root" rev-parse --verify --quiet "$ref^{commit}")" ||
             die "no commit '$ref' in $repo_root"
@@ -83,7 +85,7 @@ case "$mode" in
         if ! git -C "$repo_root" cat-file -e "$sha:.pre-commit-hooks.yaml" 2>/dev/null; then
             die "commit $sha has no .pre-commit-hooks.yaml (try-repo tests committed content; commit it, or rerun with --working-tree)"
         fi
-        if [ "$mode" = head ] && [ -n "$(git -C "$repo_root" status --porcelain --untracked-files=no)" ]; then
+        if [ "$mode" = committed ] && [ -n "$(git -C "$repo_root" status --porcelain --untracked-files=no)" ]; then
             echo "note: the working tree has uncommitted changes; they are NOT tested (use --working-tree)"
         fi
         ref="$sha"
@@ -129,7 +131,7 @@ pass "installed pre-commit $("$pre_commit" --version | awk '{print $2}')"
 command -v cargo >/dev/null || die "cargo is not on PATH (pre-commit's rust hooks build with it)"
 
 export PRE_COMMIT_HOME="$work/pre-commit-home"
-export CARGO_TARGET_DIR="${HWLINT_TRY_TARGET_DIR:-$work/cargo-target}"
+export CARGO_TARGET_DIR="${HWLINT_TRY_TARGET_DIR:-$repo_root/target/try-pre-commit}"
 export CARGO_BUILD_JOBS="${CARGO_BUILD_JOBS:-2}"
 export CARGO_TERM_COLOR=never
 export NO_COLOR=1
@@ -175,7 +177,8 @@ explain_error() { # LOG: say why a hook run errored out rather than linting
 }
 
 # --- 1. hwlint must fail and name HW201 ----------------------------------------------------------
-echo "running the hwlint hook (the first run builds hwlint with cargo install; a few minutes)..."
+echo "running the hwlint hook (pre-commit builds hwlint with cargo install into $CARGO_TARGET_DIR;"
+echo "  the first build there takes a few minutes)..."
 start=$SECONDS
 rc=0
 try_repo hwlint "$work/hwlint-1.log" || rc=$?
