@@ -99,7 +99,8 @@ fn build_plan(
             models: &settings.models,
             base_dir: path.parent().unwrap_or(Path::new(".")),
             target,
-            data_parallel: args.gpus.map(|g| g as i64),
+            // The GPUs the config's target states (hwlint.toml), unless --gpus says otherwise.
+            data_parallel: args.gpus.map(|g| g as i64).or(target.gpus.map(i64::from)),
         };
         for (concept, name) in [
             (Concept::Model, "model"),
