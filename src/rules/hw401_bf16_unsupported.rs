@@ -25,10 +25,9 @@
 //! Unsafe: fp16 has a narrower range than bf16 and needs loss scaling; a run that was stable
 //! in bf16 can overflow in fp16.
 
-use super::precision::gpu_phrase;
+use super::precision::{gpu_phrase, precision_violation};
 use super::{Context, Violation};
 use crate::dialect::Concept;
-use crate::fix::Applicability;
 
 pub(crate) fn check(ctx: &Context) -> Vec<Violation> {
     let Some((precision, setting)) = ctx.setup.str(Concept::Precision) else {
@@ -45,15 +44,10 @@ pub(crate) fn check(ctx: &Context) -> Vec<Violation> {
         setting.origin.describe(),
         gpu_phrase(ctx),
     );
-    let fix = ctx.set_mapped(
-        Concept::Precision,
-        "fp16-mixed",
-        Applicability::Unsafe,
-        "use fp16 mixed precision instead".to_string(),
-    );
-    vec![Violation {
+    precision_violation(
+        ctx,
         message,
-        span: ctx.span_of(Concept::Precision),
-        fix,
-    }]
+        "fp16-mixed",
+        "use fp16 mixed precision instead".to_string(),
+    )
 }

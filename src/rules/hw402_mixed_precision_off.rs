@@ -25,10 +25,9 @@
 //! Unsafe: mixed precision changes numerics; most models train the same, but the change
 //! should be a decision.
 
-use super::precision::{best_mixed, gpu_phrase};
+use super::precision::{best_mixed, gpu_phrase, precision_violation};
 use super::{Context, Violation};
 use crate::dialect::Concept;
-use crate::fix::Applicability;
 
 pub(crate) fn check(ctx: &Context) -> Vec<Violation> {
     let Some(("fp32", setting)) = ctx.setup.str(Concept::Precision) else {
@@ -46,15 +45,5 @@ pub(crate) fn check(ctx: &Context) -> Vec<Violation> {
         setting.origin.describe(),
         gpu_phrase(ctx),
     );
-    let fix = ctx.set_mapped(
-        Concept::Precision,
-        best,
-        Applicability::Unsafe,
-        format!("use {best}"),
-    );
-    vec![Violation {
-        message,
-        span: ctx.span_of(Concept::Precision),
-        fix,
-    }]
+    precision_violation(ctx, message, best, format!("use {best}"))
 }

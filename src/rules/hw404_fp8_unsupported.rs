@@ -21,10 +21,9 @@
 //! Unsafe: it switches to bf16 mixed precision (fp16 where bf16 is missing), which uses more
 //! memory and compute than FP8 would on a GPU that had it.
 
-use super::precision::{best_mixed, gpu_phrase};
+use super::precision::{best_mixed, gpu_phrase, precision_violation};
 use super::{Context, Violation};
 use crate::dialect::Concept;
-use crate::fix::Applicability;
 
 pub(crate) fn check(ctx: &Context) -> Vec<Violation> {
     let Some(("fp8", setting)) = ctx.setup.str(Concept::Precision) else {
@@ -39,15 +38,5 @@ pub(crate) fn check(ctx: &Context) -> Vec<Violation> {
         setting.origin.describe(),
         gpu_phrase(ctx),
     );
-    let fix = ctx.set_mapped(
-        Concept::Precision,
-        best,
-        Applicability::Unsafe,
-        format!("use {best}"),
-    );
-    vec![Violation {
-        message,
-        span: ctx.span_of(Concept::Precision),
-        fix,
-    }]
+    precision_violation(ctx, message, best, format!("use {best}"))
 }
