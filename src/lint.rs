@@ -56,9 +56,17 @@ pub struct FileResult {
     /// The dialect recognised, if any.
     pub dialect: Option<String>,
     pub settings: Option<FileSettings>,
+    /// Line starts of `text`, built on first use and shared by every report format.
+    lines: std::sync::OnceLock<syntax::LineIndex>,
 }
 
 impl FileResult {
+    /// The line index of `text` (built once).
+    pub fn lines(&self) -> &syntax::LineIndex {
+        self.lines
+            .get_or_init(|| syntax::LineIndex::new(&self.text))
+    }
+
     pub fn changed(&self) -> bool {
         self.text != self.original
     }
@@ -94,6 +102,7 @@ fn unreadable(path: &Path, message: String) -> FileResult {
         applied: Vec::new(),
         dialect: None,
         settings: None,
+        lines: Default::default(),
     }
 }
 
@@ -202,6 +211,7 @@ pub fn lint_source(
         applied,
         dialect,
         settings: None,
+        lines: Default::default(),
     }
 }
 
@@ -230,6 +240,7 @@ pub fn lint_text(
             );
         }
     };
+    let lines = syntax::LineIndex::new(text);
     let mut out = Vec::new();
     let mut dialect_name = None;
     for root in &doc.roots {
@@ -245,6 +256,7 @@ pub fn lint_text(
             dialect: d,
             target: &settings.target,
             text,
+            lines: &lines,
             doc: &doc,
             root,
             options: &settings.options,
@@ -265,7 +277,7 @@ pub fn lint_text(
         }
     }
     if dialect_name.is_some() {
-        out = apply_suppressions(out, text, format, &enabled);
+        out = apply_suppressions(out, text, &lines, format, &enabled);
     }
     out.sort_by(|a, b| (a.span.start, a.rule.code).cmp(&(b.span.start, b.rule.code)));
     (out, dialect_name)
@@ -276,6 +288,7 @@ pub fn lint_text(
 fn apply_suppressions(
     diagnostics: Vec<Diagnostic>,
     text: &str,
+    lines: &syntax::LineIndex,
     format: Format,
     enabled: &dyn Fn(&Rule) -> bool,
 ) -> Vec<Diagnostic> {
@@ -283,15 +296,31 @@ fn apply_suppressions(
     if sups.is_empty() {
         return diagnostics;
     }
-    let index = syntax::LineIndex::new(text);
+    // Each diagnostic looks only at the suppressions that can reach its line: those of the file,
+    // of its own line, and of the line above.
+    let mut file_wide = Vec::new();
+    let mut by_line: std::collections::HashMap<usize, Vec<usize>> = Default::default();
+    for (i, s) in sups.iter().enumerate() {
+        match s.scope {
+            comments::Scope::File => file_wide.push(i),
+            comments::Scope::Line { line, .. } => by_line.entry(line).or_default().push(i),
+        }
+    }
     let mut used = vec![false; sups.len()];
     let mut out: Vec<Diagnostic> = diagnostics
         .into_iter()
         .filter(|d| {
-            let line = comments::line_of(&index, text, d.span.start);
+            let line = comments::line_of(lines, text, d.span.start);
+            let near = [Some(line), line.checked_sub(1)];
+            let candidates = near
+                .iter()
+                .flatten()
+                .filter_map(|l| by_line.get(l))
+                .flatten()
+                .chain(&file_wide);
             let mut covered = false;
-            for (i, s) in sups.iter().enumerate() {
-                if s.covers(d.rule.code, line) {
+            for &i in candidates {
+                if sups[i].covers(d.rule.code, line) {
                     used[i] = true;
                     covered = true;
                 }

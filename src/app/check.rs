@@ -205,14 +205,11 @@ fn add_ignores(results: &[FileResult]) -> Result<usize, Report> {
                 codes.sort_unstable();
                 codes.dedup();
                 let start = index.line_start(line).unwrap_or(0);
-                let end = r.text[start..]
-                    .find('\n')
-                    .map_or(r.text.len(), |i| start + i);
-                let end = if r.text[..end].ends_with('\r') {
-                    end - 1
-                } else {
-                    end
-                };
+                // Before the line break, whichever of `\n`, `\r\n`, `\r` it is.
+                let end = start
+                    + r.text[start..]
+                        .find(['\n', '\r'])
+                        .unwrap_or(r.text.len() - start);
                 edits.push(crate::fix::Edit::insert(
                     end,
                     format!("  {marker} hwlint: ignore[{}]", codes.join(", ")),

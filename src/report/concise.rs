@@ -8,7 +8,7 @@ pub fn render_concise(results: &[FileResult], unsafe_enabled: bool) -> String {
     let mut out = String::new();
     for r in results {
         for d in &r.diagnostics {
-            let ((row, col), _) = location(&r.text, &d.span);
+            let ((row, col), _) = location(r, &d.span);
             let fixable = d.fix.as_ref().is_some_and(|f| {
                 f.applicability == Applicability::Safe
                     || (unsafe_enabled && f.applicability == Applicability::Unsafe)

@@ -2,18 +2,111 @@
 
 use std::fmt;
 
-use miette::{GraphicalReportHandler, GraphicalTheme, LabeledSpan, NamedSource, SourceCode};
+use std::borrow::Cow;
+
+use miette::{
+    GraphicalReportHandler, GraphicalTheme, LabeledSpan, MietteError, MietteSpanContents,
+    SourceCode, SourceSpan, SpanContents,
+};
 
 use crate::fix::Applicability;
 use crate::lint::{Diagnostic, FileResult};
 use crate::rules::Severity;
+use crate::syntax::LineIndex;
+
+/// Longest stretch of one line shown around a finding. miette pads to the label's column with a
+/// `{:width$}` argument, which panics past 65535 (a minified JSON file), and a snippet wider
+/// than a terminal helps no one.
+const MAX_SNIPPET_BYTES: usize = 160;
+/// Longest underline; the rest of a long span is implied by the snippet.
+const MAX_LABEL_BYTES: usize = 120;
+
+/// A file's text as miette reads it: only the lines around a span, found through the file's
+/// line index, so rendering N findings costs N small reads instead of N copies of the file.
+struct FileSource<'a> {
+    name: String,
+    /// The text with lone `\r` line breaks read as `\n` (same offsets): miette's line splitter
+    /// knows only `\n` and `\r\n`.
+    text: &'a str,
+    lines: &'a LineIndex,
+}
+
+impl SourceCode for FileSource<'_> {
+    fn read_span<'b>(
+        &'b self,
+        span: &SourceSpan,
+        before: usize,
+        after: usize,
+    ) -> Result<Box<dyn SpanContents<'b> + 'b>, MietteError> {
+        let (start, end) = (span.offset(), span.offset() + span.len());
+        if end > self.text.len() {
+            return Err(MietteError::OutOfBounds);
+        }
+        let (line, col) = self.lines.position(self.text, start);
+        let (line, col) = (line - 1, col - 1);
+        let line_start = self.lines.line_start(line).unwrap_or(0);
+        let line_end = self.lines.line_start(line + 1).unwrap_or(self.text.len());
+        let long = line_end - line_start > MAX_SNIPPET_BYTES;
+        let (from, to, first_line, column) = if before == 0 && after == 0 {
+            // The header's reference point: the span itself.
+            (start, end, line, col)
+        } else if long {
+            // Only a window of the span's own line, cut at character boundaries.
+            let from = floor_char(
+                self.text,
+                start.saturating_sub(MAX_SNIPPET_BYTES / 2).max(line_start),
+            );
+            let to = ceil_char(
+                self.text,
+                (from + MAX_SNIPPET_BYTES)
+                    .min(line_end)
+                    .max(end.min(line_end)),
+            );
+            let column = self.lines.position(self.text, from).1 - 1;
+            (from, to, line, column)
+        } else {
+            let (last, _) = self
+                .lines
+                .position(self.text, end.saturating_sub(1).max(start));
+            let first_line = line.saturating_sub(before);
+            let from = self.lines.line_start(first_line).unwrap_or(0);
+            let to = self
+                .lines
+                .line_start(last + after)
+                .unwrap_or(self.text.len());
+            (from, to.max(end), first_line, 0)
+        };
+        let count = self.text[from..to].matches('\n').count() + 1;
+        Ok(Box::new(MietteSpanContents::new_named(
+            self.name.clone(),
+            &self.text.as_bytes()[from..to],
+            SourceSpan::new(from.into(), to - from),
+            first_line,
+            column,
+            count,
+        )))
+    }
+}
+
+fn floor_char(text: &str, mut i: usize) -> usize {
+    while !text.is_char_boundary(i) {
+        i -= 1;
+    }
+    i
+}
+
+fn ceil_char(text: &str, mut i: usize) -> usize {
+    while !text.is_char_boundary(i) {
+        i += 1;
+    }
+    i
+}
 
 struct Rendered<'a> {
     d: &'a Diagnostic,
-    src: NamedSource<String>,
+    src: &'a FileSource<'a>,
     unsafe_enabled: bool,
 }
-
 impl fmt::Debug for Rendered<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "{}", self.d.message)
@@ -59,17 +152,23 @@ impl miette::Diagnostic for Rendered<'_> {
     }
 
     fn source_code(&self) -> Option<&dyn SourceCode> {
-        Some(&self.src)
+        Some(self.src)
     }
 
     fn labels(&self) -> Option<Box<dyn Iterator<Item = LabeledSpan> + '_>> {
-        if self.d.span.is_empty() && self.d.span.start == 0 {
+        let text = self.src.text;
+        let span = &self.d.span;
+        if span.is_empty() && span.start == 0 || span.start >= text.len() {
             return None;
         }
-        let len = self.d.span.len().max(1);
+        let end = ceil_char(
+            text,
+            span.end.min(span.start + MAX_LABEL_BYTES).min(text.len()),
+        );
+        let len = (end - span.start).max(1);
         Some(Box::new(std::iter::once(LabeledSpan::new(
             Some("here".into()),
-            self.d.span.start,
+            span.start,
             len,
         ))))
     }
@@ -86,10 +185,19 @@ pub fn render_full(results: &[FileResult], color: bool, unsafe_enabled: bool) ->
         .with_links(false);
     let mut out = String::new();
     for r in results {
+        if r.diagnostics.is_empty() {
+            continue;
+        }
+        let text = lone_cr_as_lf(&r.text);
+        let src = FileSource {
+            name: r.path.display().to_string(),
+            text: &text,
+            lines: r.lines(),
+        };
         for d in &r.diagnostics {
             let rendered = Rendered {
                 d,
-                src: NamedSource::new(r.path.display().to_string(), r.text.clone()),
+                src: &src,
                 unsafe_enabled,
             };
             if handler.render_report(&mut out, &rendered).is_err() {
@@ -104,4 +212,18 @@ pub fn render_full(results: &[FileResult], color: bool, unsafe_enabled: bool) ->
         }
     }
     out
+}
+
+/// The same text with each lone `\r` turned into `\n`: one byte for one, so every offset holds.
+fn lone_cr_as_lf(text: &str) -> Cow<'_, str> {
+    let b = text.as_bytes();
+    let lone = |i: usize| b[i] == b'\r' && b.get(i + 1) != Some(&b'\n');
+    if !(0..b.len()).any(lone) {
+        return Cow::Borrowed(text);
+    }
+    let bytes: Vec<u8> = (0..b.len())
+        .map(|i| if lone(i) { b'\n' } else { b[i] })
+        .collect();
+    // Only ASCII bytes were swapped for ASCII bytes.
+    Cow::Owned(String::from_utf8(bytes).unwrap_or_else(|_| text.to_string()))
 }

@@ -22,7 +22,7 @@ pub fn render_github(results: &[FileResult]) -> String {
     for r in results {
         let file = escape_property(&r.path.display().to_string().replace('\\', "/"));
         for d in &r.diagnostics {
-            let ((line, col), (end_line, end_col)) = location(&r.text, &d.span);
+            let ((line, col), (end_line, end_col)) = location(r, &d.span);
             let level = match d.severity() {
                 Severity::Error => "error",
                 Severity::Warning => "warning",

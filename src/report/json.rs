@@ -46,7 +46,7 @@ fn diagnostics(results: &[FileResult]) -> Vec<JsonDiagnostic<'_>> {
     let mut all = Vec::new();
     for r in results {
         for d in &r.diagnostics {
-            let (start, end) = location(&r.text, &d.span);
+            let (start, end) = location(r, &d.span);
             let fix = d.fix.as_ref().map(|f| JsonFix {
                 applicability: f.applicability,
                 message: f.message.clone(),
@@ -54,7 +54,7 @@ fn diagnostics(results: &[FileResult]) -> Vec<JsonDiagnostic<'_>> {
                     .edits
                     .iter()
                     .map(|e| {
-                        let (s, en) = location(&r.text, &e.range);
+                        let (s, en) = location(r, &e.range);
                         JsonEdit {
                             content: e.content.clone(),
                             location: loc(s),

@@ -10,7 +10,6 @@ mod statistics;
 
 use crate::fix::Applicability;
 use crate::lint::FileResult;
-use crate::syntax::LineIndex;
 
 pub use concise::render_concise;
 pub use estimate::{render_estimate, render_estimate_json};
@@ -36,13 +35,16 @@ pub enum OutputFormat {
     Github,
 }
 
-/// 1-based (row, column) of the start and end of a span.
+/// 1-based (row, column) of the start and end of a span in a file's text.
 pub(crate) fn location(
-    text: &str,
+    r: &FileResult,
     span: &std::ops::Range<usize>,
 ) -> ((usize, usize), (usize, usize)) {
-    let li = LineIndex::new(text);
-    (li.position(text, span.start), li.position(text, span.end))
+    let li = r.lines();
+    (
+        li.position(&r.text, span.start),
+        li.position(&r.text, span.end),
+    )
 }
 
 /// Counts for the summary line.

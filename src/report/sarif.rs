@@ -31,8 +31,8 @@ fn uri(path: &std::path::Path) -> String {
     }
 }
 
-fn region(text: &str, span: &std::ops::Range<usize>) -> Value {
-    let ((sl, sc), (el, ec)) = location(text, span);
+fn region(r: &FileResult, span: &std::ops::Range<usize>) -> Value {
+    let ((sl, sc), (el, ec)) = location(r, span);
     json!({ "startLine": sl, "startColumn": sc, "endLine": el, "endColumn": ec })
 }
 
@@ -67,7 +67,7 @@ pub fn render_sarif(results: &[FileResult]) -> String {
                 "locations": [{
                     "physicalLocation": {
                         "artifactLocation": { "uri": file },
-                        "region": region(&r.text, &d.span),
+                        "region": region(r, &d.span),
                     }
                 }],
             });
@@ -77,7 +77,7 @@ pub fn render_sarif(results: &[FileResult]) -> String {
                     "artifactChanges": [{
                         "artifactLocation": { "uri": file },
                         "replacements": fix.edits.iter().map(|e| json!({
-                            "deletedRegion": region(&r.text, &e.range),
+                            "deletedRegion": region(r, &e.range),
                             "insertedContent": { "text": e.content },
                         })).collect::<Vec<_>>(),
                     }],

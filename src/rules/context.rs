@@ -40,6 +40,8 @@ pub struct Context<'a> {
     pub dialect: &'a Dialect,
     pub target: &'a Target,
     pub text: &'a str,
+    /// Line starts of `text`, built once per file (a rule must not rebuild it per finding).
+    pub lines: &'a crate::syntax::LineIndex,
     pub doc: &'a Document,
     pub root: &'a Node,
     pub options: &'a RuleOptions,

@@ -67,7 +67,7 @@ pub fn suppressions(text: &str, format: Format) -> Vec<Suppression> {
     }
     let mut out = Vec::new();
     let mut offset = 0;
-    for (line_no, line) in text.split_inclusive('\n').enumerate() {
+    for (line_no, line) in super::lines_inclusive(text).enumerate() {
         let start_of_line = offset;
         offset += line.len();
         let content = line.trim_end_matches(['\n', '\r']);
@@ -135,7 +135,8 @@ fn find_comment(line: &str, marker: &str) -> Option<usize> {
             Some(q) if c == q => quote = None,
             Some(_) => {}
             None if c == b'"' || c == b'\'' => quote = Some(c),
-            None if line[i..].starts_with(marker)
+            // Compared as bytes: `i` may sit inside a multi-byte character (`./résultats`).
+            None if bytes[i..].starts_with(marker.as_bytes())
                 && (i == 0 || bytes[i - 1] == b' ' || bytes[i - 1] == b'\t') =>
             {
                 return Some(i)
@@ -169,6 +170,27 @@ mod tests {
         assert!(s[2].covers("HW901", 40));
         assert_eq!(&t[s[0].removal.clone()], "  # hwlint: ignore[HW202, hw204]");
         assert_eq!(&t[s[1].removal.clone()], "# hwlint: ignore\n");
+    }
+
+    #[test]
+    fn non_ascii_before_a_comment() {
+        // Slicing the line at every byte used to panic inside `é`.
+        let t = "output_dir: ./résultats  # hwlint: ignore[HW202]\nnom: \"日本\" # c\n";
+        let s = suppressions(t, Format::Yaml);
+        assert_eq!(s.len(), 1);
+        assert_eq!(&t[s[0].span.clone()], "# hwlint: ignore[HW202]");
+    }
+
+    #[test]
+    fn lone_cr_ends_a_line() {
+        let t = "a: 0\r# hwlint: ignore[HW202]\rb: 1\r";
+        let s = suppressions(t, Format::Yaml);
+        assert_eq!(s.len(), 1);
+        assert!(
+            s[0].covers("HW202", 2),
+            "the comment alone on line 1 covers line 2"
+        );
+        assert_eq!(&t[s[0].removal.clone()], "# hwlint: ignore[HW202]\r");
     }
 
     #[test]

@@ -3,6 +3,7 @@
 //! Nothing is re-serialised: a replaced scalar keeps its quoting and trailing comment, an
 //! inserted key takes the indentation, quoting and line ending of its neighbours.
 
+use super::{line_end_after, line_start_of as line_start};
 use super::{Format, MapStyle, Node, NodeKind, Quote, ScalarKind};
 use crate::fix::Edit;
 
@@ -81,10 +82,7 @@ pub fn insert_key(
 }
 
 fn newline(text: &str) -> &'static str {
-    match text.find('\n') {
-        Some(i) if i > 0 && text.as_bytes()[i - 1] == b'\r' => "\r\n",
-        _ => "\n",
-    }
+    super::newline_style(text)
 }
 
 /// Renders a value in the format's canonical spelling.
@@ -110,14 +108,6 @@ fn is_plain_safe(s: &str) -> bool {
             crate::syntax::resolve_plain(s, crate::syntax::Loader::Yaml11),
             crate::syntax::Value::Bool(_) | crate::syntax::Value::Null
         )
-}
-
-fn line_start(text: &str, offset: usize) -> usize {
-    text[..offset].rfind('\n').map_or(0, |i| i + 1)
-}
-
-fn line_end_after(text: &str, offset: usize) -> Option<usize> {
-    text[offset..].find('\n').map(|i| offset + i + 1)
 }
 
 /// End of the last leaf under `node`, and whether that leaf is a block scalar (whose span
@@ -194,7 +184,7 @@ fn insert_yaml(
         if let Some(at) = line_end_after(text, end) {
             return Some(Edit::insert(at, format!("{indent}{body}{nl}")));
         }
-        if text[end..].trim().is_empty() || !text[end..].contains('\n') {
+        if text[end..].trim().is_empty() || !text[end..].contains(['\n', '\r']) {
             return Some(Edit::insert(text.len(), format!("{nl}{indent}{body}")));
         }
     }
@@ -417,6 +407,17 @@ mod tests {
     fn yaml_insert_without_final_newline_and_crlf() {
         let out = insert("a: 1\r\nb: 2", Format::Yaml, &[], &["c"], NewValue::Int(3));
         assert_eq!(out, "a: 1\r\nb: 2\r\nc: 3");
+        // Lone CR (old Mac) breaks: the key goes on its own line with the file's own break.
+        let out = insert("a: 1\rb: 2\r", Format::Yaml, &[], &["c"], NewValue::Int(3));
+        assert_eq!(out, "a: 1\rb: 2\rc: 3\r");
+        let out = insert(
+            "m:\r  a: 1\rz: 2\r",
+            Format::Yaml,
+            &["m"],
+            &["c"],
+            NewValue::Int(3),
+        );
+        assert_eq!(out, "m:\r  a: 1\r  c: 3\rz: 2\r");
     }
 
     #[test]

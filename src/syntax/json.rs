@@ -2,14 +2,20 @@
 //! accepted in both because real configs (VS Code style, DeepSpeed examples) carry them and
 //! their loaders (json5, commentjson) accept them; only loose property names are refused.
 
+use std::collections::HashMap;
+
 use jsonc_parser::{ast, common::Ranged, CollectOptions, CommentCollectionStrategy, ParseOptions};
 
 use super::{
     Document, DuplicateKey, Entry, Format, Map, MapStyle, Node, NodeKind, ParseError, Quote,
-    Scalar, ScalarKind,
+    Scalar, ScalarKind, MAX_DEPTH,
 };
 
 pub fn parse(text: &str, jsonc: bool) -> Result<Document, ParseError> {
+    // jsonc-parser descends recursively: refuse deep input before it can exhaust the stack.
+    if let Some(at) = too_deep_at(text) {
+        return Err(ParseError::too_deep(at));
+    }
     let options = ParseOptions {
         allow_comments: true,
         allow_trailing_commas: true,
@@ -41,6 +47,46 @@ pub fn parse(text: &str, jsonc: bool) -> Result<Document, ParseError> {
         roots,
         duplicates,
     })
+}
+
+/// The offset of the first `[` or `{` that opens a level past [`MAX_DEPTH`], outside strings and
+/// comments.
+fn too_deep_at(text: &str) -> Option<usize> {
+    let b = text.as_bytes();
+    let mut depth = 0usize;
+    let mut i = 0;
+    while i < b.len() {
+        match b[i] {
+            q @ (b'"' | b'\'') => {
+                i += 1;
+                while i < b.len() && b[i] != q && b[i] != b'\n' {
+                    i += if b[i] == b'\\' { 2 } else { 1 };
+                }
+            }
+            b'/' if b.get(i + 1) == Some(&b'/') => {
+                while i < b.len() && b[i] != b'\n' {
+                    i += 1;
+                }
+            }
+            b'/' if b.get(i + 1) == Some(&b'*') => {
+                i += 2;
+                while i < b.len() && !(b[i] == b'*' && b.get(i + 1) == Some(&b'/')) {
+                    i += 1;
+                }
+                i += 1;
+            }
+            b'[' | b'{' => {
+                depth += 1;
+                if depth > MAX_DEPTH {
+                    return Some(i);
+                }
+            }
+            b']' | b'}' => depth = depth.saturating_sub(1),
+            _ => {}
+        }
+        i += 1;
+    }
+    None
 }
 
 fn node(v: &ast::Value<'_>, duplicates: &mut Vec<DuplicateKey>) -> Node {
@@ -76,15 +122,19 @@ fn node(v: &ast::Value<'_>, duplicates: &mut Vec<DuplicateKey>) -> Node {
         }
         ast::Value::Object(o) => {
             let mut entries: Vec<Entry> = Vec::with_capacity(o.properties.len());
+            let mut first: HashMap<&str, usize> = HashMap::with_capacity(o.properties.len());
             for p in &o.properties {
                 let kr = p.name.range();
                 let key = p.name.as_str().to_string();
-                if let Some(prev) = entries.iter().find(|e| e.key == key) {
-                    duplicates.push(DuplicateKey {
+                match first.get(p.name.as_str()) {
+                    Some(&prev) => duplicates.push(DuplicateKey {
                         key: key.clone(),
-                        first: prev.key_span.clone(),
+                        first: entries[prev].key_span.clone(),
                         second: kr.start..kr.end,
-                    });
+                    }),
+                    None => {
+                        first.insert(p.name.as_str(), entries.len());
+                    }
                 }
                 entries.push(Entry {
                     key,
@@ -117,6 +167,31 @@ mod tests {
         assert_eq!(d.duplicates.len(), 1);
         let s = d.roots[0].get_path(&["s"]).unwrap();
         assert_eq!(&t[s.span.clone()], "\"x\"");
+    }
+
+    #[test]
+    fn deep_nesting_is_refused_before_the_parser_recurses() {
+        for open in ["[", "{\"a\":"] {
+            let t = open.repeat(100_000);
+            let e = parse(&t, true).unwrap_err();
+            assert!(e.message.contains("nested too deeply"), "{}", e.message);
+        }
+        // Brackets inside strings and comments do not count.
+        let t = format!(
+            "{{\"a\": \"{}\" /* {} */}}",
+            "[".repeat(1000),
+            "{".repeat(1000)
+        );
+        assert!(parse(&t, true).is_ok());
+    }
+
+    #[test]
+    fn many_keys_and_duplicates_take_linear_time() {
+        let body: Vec<String> = (0..100_000)
+            .map(|i| format!("\"k{i}\": 1, \"k{i}\": 2"))
+            .collect();
+        let d = parse(&format!("{{{}}}", body.join(",")), false).unwrap();
+        assert_eq!(d.duplicates.len(), 100_000);
     }
 
     #[test]

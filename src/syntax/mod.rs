@@ -71,6 +71,23 @@ pub struct ParseError {
     pub span: Span,
 }
 
+/// Deepest nesting of mappings and sequences any front-end accepts. Real configs stay under 20
+/// levels; the bound keeps every recursive walk of the tree (rules, `Clone`, `Drop`) far inside
+/// a worker thread's 2 MiB stack.
+pub const MAX_DEPTH: usize = 256;
+
+impl ParseError {
+    /// The error for a file nested deeper than [`MAX_DEPTH`], at the byte where it happens.
+    pub fn too_deep(at: usize) -> ParseError {
+        ParseError {
+            message: format!(
+                "nested too deeply (more than {MAX_DEPTH} levels of mappings and sequences)"
+            ),
+            span: at..at,
+        }
+    }
+}
+
 #[derive(Debug, Clone, PartialEq)]
 pub struct Node {
     /// The bytes of the value itself: for a scalar its token (quotes included), for a container
@@ -319,16 +336,82 @@ impl Map {
 }
 
 /// Converts byte offsets to 1-based (line, column) positions, column counted in characters.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Default)]
 pub struct LineIndex {
     line_starts: Vec<usize>,
+    /// Per line, whether it is all ASCII: then a column is a subtraction, not a count, and a
+    /// minified file with thousands of findings on its one line stays linear.
+    ascii: Vec<bool>,
+}
+
+/// Byte offsets where each line after the first starts. `\n`, `\r\n` and a lone `\r` all end a
+/// line: YAML and every editor count the old Mac break too, so line numbers and the indentation
+/// of inserted keys must as well.
+pub fn line_starts(text: &str) -> impl Iterator<Item = usize> + '_ {
+    let b = text.as_bytes();
+    b.iter().enumerate().filter_map(move |(i, &c)| match c {
+        b'\n' => Some(i + 1),
+        b'\r' if b.get(i + 1) != Some(&b'\n') => Some(i + 1),
+        _ => None,
+    })
+}
+
+/// The lines of `text`, each with its line break.
+pub fn lines_inclusive(text: &str) -> impl Iterator<Item = &str> + '_ {
+    let mut start = 0;
+    let mut breaks = line_starts(text).chain(std::iter::once(text.len()));
+    std::iter::from_fn(move || {
+        let end = breaks.next()?;
+        if end <= start {
+            return None;
+        }
+        let line = &text[start..end];
+        start = end;
+        Some(line)
+    })
+}
+
+/// The line break the file uses (its first one), `\n` when it has none.
+pub fn newline_style(text: &str) -> &'static str {
+    match text.find(['\n', '\r']) {
+        Some(i) if text.as_bytes()[i] == b'\n' => "\n",
+        Some(i) if text.as_bytes().get(i + 1) == Some(&b'\n') => "\r\n",
+        Some(_) => "\r",
+        None => "\n",
+    }
+}
+
+/// Where the line holding `offset` ends, after its line break; `None` on the last line when it
+/// has no break.
+pub fn line_end_after(text: &str, offset: usize) -> Option<usize> {
+    let i = offset + text.get(offset..)?.find(['\n', '\r'])?;
+    Some(if text[i..].starts_with("\r\n") {
+        i + 2
+    } else {
+        i + 1
+    })
+}
+
+/// Where the line holding `offset` starts.
+pub fn line_start_of(text: &str, offset: usize) -> usize {
+    text.get(..offset)
+        .and_then(|t| t.rfind(['\n', '\r']))
+        .map_or(0, |i| i + 1)
 }
 
 impl LineIndex {
     pub fn new(text: &str) -> LineIndex {
         let mut line_starts = vec![0];
-        line_starts.extend(text.match_indices('\n').map(|(i, _)| i + 1));
-        LineIndex { line_starts }
+        line_starts.extend(self::line_starts(text));
+        let ascii = line_starts
+            .iter()
+            .enumerate()
+            .map(|(i, &start)| {
+                let end = line_starts.get(i + 1).copied().unwrap_or(text.len());
+                text.as_bytes()[start..end].is_ascii()
+            })
+            .collect();
+        LineIndex { line_starts, ascii }
     }
 
     /// 1-based line and column of a byte offset.
@@ -336,9 +419,12 @@ impl LineIndex {
         let offset = offset.min(text.len());
         let line = self.line_starts.partition_point(|&s| s <= offset) - 1;
         let start = self.line_starts[line];
-        let col = text
-            .get(start..offset)
-            .map_or(offset - start, |s| s.chars().count());
+        let col = if self.ascii.get(line) == Some(&true) {
+            offset - start
+        } else {
+            text.get(start..offset)
+                .map_or(offset - start, |s| s.chars().count())
+        };
         (line + 1, col + 1)
     }
 
@@ -405,6 +491,22 @@ mod tests {
                 Value::Str("-0x-8000000000000000".into())
             );
         }
+    }
+
+    #[test]
+    fn bare_cr_crlf_and_lf_all_break_lines() {
+        let t = "a: 1\rb: 2\r\nc: 3\nd: 4";
+        let li = LineIndex::new(t);
+        assert_eq!(li.position(t, t.find('b').unwrap()), (2, 1));
+        assert_eq!(li.position(t, t.find('c').unwrap()), (3, 1));
+        assert_eq!(li.position(t, t.find('d').unwrap()), (4, 1));
+        let lines: Vec<&str> = lines_inclusive(t).collect();
+        assert_eq!(lines, ["a: 1\r", "b: 2\r\n", "c: 3\n", "d: 4"]);
+        assert_eq!(newline_style(t), "\r");
+        assert_eq!(newline_style("a\r\nb"), "\r\n");
+        assert_eq!(line_end_after(t, 6), Some(11));
+        assert_eq!(line_start_of(t, 7), 5);
+        assert_eq!(line_end_after(t, t.len() - 1), None);
     }
 
     #[test]

@@ -4,10 +4,15 @@ use toml_edit::{Item, Table, Value as TValue};
 
 use super::{
     Document, Entry, Format, Map, MapStyle, Node, NodeKind, ParseError, Quote, Scalar, ScalarKind,
-    Span,
+    Span, MAX_DEPTH,
 };
 
 pub fn parse(text: &str) -> Result<Document, ParseError> {
+    // toml_edit builds (and drops) one nested table per dotted part recursively: a header with
+    // 100k parts would exhaust the stack before any limit of its own applies.
+    if let Some(at) = too_deep_at(text) {
+        return Err(ParseError::too_deep(at));
+    }
     let doc = toml_edit::Document::parse(text).map_err(|e| ParseError {
         message: e.message().trim().to_string(),
         span: e.span().unwrap_or(0..0),
@@ -18,6 +23,69 @@ pub fn parse(text: &str) -> Result<Document, ParseError> {
         roots: vec![root],
         duplicates: Vec::new(),
     })
+}
+
+/// Where the nesting first passes [`MAX_DEPTH`]: the parts of the current table header, plus
+/// the dotted parts of a key, plus the arrays and inline tables open around a value. Strings
+/// (all four kinds) and comments are skipped, so brackets and dots inside them do not count.
+fn too_deep_at(text: &str) -> Option<usize> {
+    #[derive(PartialEq)]
+    enum Mode {
+        LineStart,
+        Header,
+        Key,
+        Value,
+    }
+    let b = text.as_bytes();
+    let mut mode = Mode::LineStart;
+    let (mut table, mut key, mut open) = (0usize, 0usize, 0usize);
+    let mut i = 0;
+    while i < b.len() {
+        let c = b[i];
+        match c {
+            b'"' | b'\'' => {
+                let triple = b.get(i..i + 3).is_some_and(|t| t.iter().all(|&x| x == c));
+                let close = if triple { &b[i..i + 3] } else { &b[i..=i] };
+                i += close.len();
+                while i < b.len() && !b[i..].starts_with(close) && (triple || b[i] != b'\n') {
+                    i += if c == b'"' && b[i] == b'\\' { 2 } else { 1 };
+                }
+                i += close.len();
+                if mode == Mode::LineStart {
+                    (mode, key) = (Mode::Key, 1);
+                }
+                continue;
+            }
+            b'#' => {
+                while i < b.len() && b[i] != b'\n' {
+                    i += 1;
+                }
+                continue;
+            }
+            b'\n' if open == 0 => (mode, key) = (Mode::LineStart, 0),
+            b' ' | b'\t' | b'\r' | b'\n' => {}
+            b'[' if mode == Mode::LineStart => {
+                // `[[a.b]]` adds the array level to the header's parts.
+                let array = b.get(i + 1) == Some(&b'[');
+                (mode, table) = (Mode::Header, 1 + usize::from(array));
+                i += 1 + usize::from(array);
+                continue;
+            }
+            _ if mode == Mode::LineStart => (mode, key) = (Mode::Key, 1),
+            b'.' if mode == Mode::Header => table += 1,
+            b'.' if mode == Mode::Key => key += 1,
+            b']' if mode == Mode::Header => mode = Mode::Value,
+            b'=' if mode == Mode::Key => mode = Mode::Value,
+            b'[' | b'{' if mode == Mode::Value => open += 1,
+            b']' | b'}' if mode == Mode::Value => open = open.saturating_sub(1),
+            _ => {}
+        }
+        if table + key + open > MAX_DEPTH {
+            return Some(i);
+        }
+        i += 1;
+    }
+    None
 }
 
 fn table_node(text: &str, table: &Table, span: Option<Span>) -> Node {
@@ -158,6 +226,25 @@ mod tests {
             NodeKind::Seq(items) => assert_eq!(items.len(), 2),
             other => panic!("{other:?}"),
         }
+    }
+
+    #[test]
+    fn deep_nesting_is_refused_before_toml_edit_recurses() {
+        let header = format!("[{}]\nx = 1\n", vec!["a"; 100_000].join("."));
+        let dotted = format!("{} = 1\n", vec!["a"; 100_000].join("."));
+        let arrays = format!("a = {}", "[".repeat(100_000));
+        let inline = format!("a = {}", "{b = ".repeat(100_000));
+        for t in [header, dotted, arrays, inline] {
+            let e = parse(&t).unwrap_err();
+            assert!(e.message.contains("nested too deeply"), "{}", e.message);
+        }
+        // Dots and brackets in strings, comments and numbers are not nesting.
+        let t = format!(
+            "[a.\"{d}\"]\nx = '{d}'\ny = \"\"\"\n[{b}\n\"\"\"\n# {b}\nz = 1.5\nw = [[1], [2]]\n",
+            d = ".".repeat(1000),
+            b = "[".repeat(1000)
+        );
+        assert!(parse(&t).is_ok(), "{:?}", parse(&t).err());
     }
 
     #[test]

@@ -4,13 +4,13 @@
 //! between a "billion laughs" file and the machine's memory. saphyr reports character indices;
 //! they are mapped to byte offsets once per file.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 use saphyr_parser::{Event, Parser, ScalarStyle, Span as YSpan};
 
 use super::{
     Document, DuplicateKey, Entry, Format, Map, MapStyle, Node, NodeKind, ParseError, Quote,
-    Scalar, ScalarKind, Span,
+    Scalar, ScalarKind, Span, MAX_DEPTH,
 };
 
 /// Most nodes alias expansion may create in one file; real configs stay far below it.
@@ -155,11 +155,13 @@ impl Builder<'_> {
                         span: sp,
                     });
                 }
+                self.check_depth(depth(target), sp.start)?;
                 let mut node = target.clone();
                 mark_shared(&mut node);
                 self.finish(node, 0)
             }
             Event::MappingStart(anchor, tag) => {
+                self.check_depth(0, sp.start)?;
                 let flow = self.text.as_bytes().get(sp.start) == Some(&b'{');
                 self.stack.push(Frame::Map {
                     start: sp.start,
@@ -173,6 +175,7 @@ impl Builder<'_> {
                 Ok(())
             }
             Event::SequenceStart(anchor, tag) => {
+                self.check_depth(0, sp.start)?;
                 self.stack.push(Frame::Seq {
                     start: sp.start,
                     tag: tag_text(tag.as_deref()),
@@ -194,6 +197,14 @@ impl Builder<'_> {
             | Event::DocumentEnd
             | Event::Nothing => Ok(()),
         }
+    }
+
+    /// Refuses a container (or an alias of `below` levels) that would nest past [`MAX_DEPTH`].
+    fn check_depth(&self, below: usize, at: usize) -> Result<(), ParseError> {
+        if self.stack.len() + below >= MAX_DEPTH {
+            return Err(ParseError::too_deep(at));
+        }
+        Ok(())
     }
 
     /// saphyr's span of a quoted scalar runs over trailing spaces and comments; rescan to the
@@ -274,15 +285,24 @@ impl Builder<'_> {
                         last_end += close + 1;
                     }
                 }
+                let mut first: HashMap<&str, usize> = HashMap::with_capacity(entries.len());
                 for (i, e) in entries.iter().enumerate() {
-                    if let Some(prev) = entries[..i].iter().find(|p| p.key == e.key) {
-                        self.duplicates.push(DuplicateKey {
+                    match first.get(e.key.as_str()) {
+                        Some(&p) => self.duplicates.push(DuplicateKey {
                             key: e.key.clone(),
-                            first: prev.key_span.clone(),
+                            first: entries[p].key_span.clone(),
                             second: e.key_span.clone(),
-                        });
+                        }),
+                        None => {
+                            first.insert(&e.key, i);
+                        }
                     }
                 }
+                let mut present: HashSet<String> = if merges.is_empty() {
+                    HashSet::new()
+                } else {
+                    first.into_keys().map(str::to_string).collect()
+                };
                 // `<<` merges: explicit keys win, earlier merge sources win over later ones.
                 for source in merges {
                     let maps: Vec<&Node> = match &source.kind {
@@ -293,7 +313,7 @@ impl Builder<'_> {
                     for m in maps {
                         if let NodeKind::Map(mm) = &m.kind {
                             for e in &mm.entries {
-                                if !entries.iter().any(|x| x.key == e.key) {
+                                if present.insert(e.key.clone()) {
                                     let mut e = e.clone();
                                     mark_shared(&mut e.value);
                                     entries.push(e);
@@ -393,6 +413,15 @@ fn count_nodes(node: &Node) -> usize {
     }
 }
 
+/// Levels of containers in a node (a scalar has none).
+fn depth(node: &Node) -> usize {
+    match &node.kind {
+        NodeKind::Map(m) => 1 + m.entries.iter().map(|e| depth(&e.value)).max().unwrap_or(0),
+        NodeKind::Seq(items) => 1 + items.iter().map(depth).max().unwrap_or(0),
+        NodeKind::Scalar(_) => 0,
+    }
+}
+
 fn mark_shared(node: &mut Node) {
     node.shared = true;
     match &mut node.kind {
@@ -460,5 +489,34 @@ mod tests {
     fn deep_nesting_is_an_error() {
         let t = "[".repeat(10_000);
         assert!(parse(&t).is_err());
+        // Block sequences: saphyr bounds flow nesting only; 200k levels overflowed the stack.
+        let mut t = String::new();
+        for _ in 0..200_000 {
+            t.push_str("- ");
+        }
+        t.push('1');
+        let e = parse(&t).unwrap_err();
+        assert!(e.message.contains("nested too deeply"), "{}", e.message);
+        let mut t = String::new();
+        for i in 0..300 {
+            t.push_str(&" ".repeat(i));
+            t.push_str("a:\n");
+        }
+        assert!(parse(&t).unwrap_err().message.contains("nested too deeply"));
+        // An alias may not carry a deep anchor past the limit either.
+        let deep = "[".repeat(200) + &"]".repeat(200);
+        let t = format!("a: &x {deep}\nb: [[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[*x]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]\n");
+        assert!(parse(&t).unwrap_err().message.contains("nested too deeply"));
+    }
+
+    #[test]
+    fn many_keys_and_duplicates_take_linear_time() {
+        // Every key used to be compared with every earlier one: 100k keys took 86 s.
+        let mut t = String::new();
+        for i in 0..100_000 {
+            t.push_str(&format!("k{i}: {i}\nk{i}: {i}\n"));
+        }
+        let d = parse(&t).unwrap();
+        assert_eq!(d.duplicates.len(), 100_000);
     }
 }
