@@ -26,7 +26,9 @@ pub fn discover(
 ) -> Result<Vec<PathBuf>, DiscoverError> {
     let mut out = Vec::new();
     for p in paths {
-        if !p.exists() {
+        // The link itself counts: a dangling or looping symlink named here is linted, and
+        // reported as unreadable (HW902), like any file that cannot be read.
+        if p.symlink_metadata().is_err() {
             return Err(DiscoverError::Missing(p.display().to_string()));
         }
         if !p.is_dir() {

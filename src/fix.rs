@@ -2,7 +2,7 @@
 
 use std::io::Write;
 use std::ops::Range;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use serde::Serialize;
 
@@ -61,27 +61,41 @@ pub fn apply_fixes_indexed<'a>(
     text: &str,
     fixes: impl IntoIterator<Item = &'a Fix>,
 ) -> (String, Vec<usize>) {
-    let mut chosen: Vec<&Edit> = Vec::new();
+    // Chosen edit ranges by (start, end); they never overlap, so only the nearest ones below
+    // a new range's end can conflict with it. Linear-logarithmic for 100k fixes in one file.
+    let mut chosen: std::collections::BTreeMap<(usize, usize), &Edit> = Default::default();
     let mut applied = Vec::new();
     'fixes: for (index, fix) in fixes.into_iter().enumerate() {
-        for e in &fix.edits {
+        for (i, e) in fix.edits.iter().enumerate() {
             if e.range.end > text.len()
+                || e.range.start > e.range.end
                 || !text.is_char_boundary(e.range.start)
                 || !text.is_char_boundary(e.range.end)
             {
                 continue 'fixes;
             }
-            if chosen.iter().any(|c| overlaps(&c.range, &e.range)) {
+            let near = chosen.range(..=(e.range.end, usize::MAX)).rev();
+            for (&(start, end), _) in near {
+                if start < e.range.start && end <= e.range.start {
+                    break;
+                }
+                if overlaps(&(start..end), &e.range) {
+                    continue 'fixes;
+                }
+            }
+            // The fix's own edits must not overlap each other either.
+            if fix.edits[..i].iter().any(|o| overlaps(&o.range, &e.range)) {
                 continue 'fixes;
             }
         }
-        chosen.extend(fix.edits.iter());
+        for e in &fix.edits {
+            chosen.insert((e.range.start, e.range.end), e);
+        }
         applied.push(index);
     }
-    chosen.sort_by_key(|e| (e.range.start, e.range.end));
     let mut out = String::with_capacity(text.len() + 64);
     let mut pos = 0;
-    for e in chosen {
+    for e in chosen.values() {
         out.push_str(&text[pos..e.range.start]);
         out.push_str(&e.content);
         pos = e.range.end;
@@ -104,6 +118,12 @@ fn overlaps(a: &Range<usize>, b: &Range<usize>) -> bool {
 pub enum WriteError {
     #[error("{path} changed on disk while hwlint was fixing it; not written")]
     Changed { path: String },
+    #[error("{path} is read-only; not written (make it writable to let hwlint fix it)")]
+    ReadOnly { path: String },
+    #[error("{path} has {links} hard links; not written, since replacing it would split them (fix one link by hand, or lint a copy)")]
+    HardLinked { path: String, links: u64 },
+    #[error("{path} is a symlink to {target}, outside the paths being linted; not written (lint the target itself to fix it)")]
+    Symlink { path: String, target: String },
     #[error("cannot write {path}: {source}")]
     Io {
         path: String,
@@ -112,33 +132,149 @@ pub enum WriteError {
     },
 }
 
-/// Writes `content` to `path` through a temporary file in the same folder (fsync, then rename),
-/// keeping the file's permissions, and only if the file still holds `expected`.
-pub fn write_atomic(path: &Path, expected: &[u8], content: &[u8]) -> Result<(), WriteError> {
-    let io = |source| WriteError::Io {
+/// The canonical forms of the paths named on the command line, for [`write_destination`]: a
+/// folder resolved whole, a file through its folder only (the file itself may be a link).
+pub fn linted_roots(paths: &[PathBuf]) -> Vec<PathBuf> {
+    paths
+        .iter()
+        .filter_map(|p| {
+            if p.is_dir() {
+                return std::fs::canonicalize(p).ok();
+            }
+            let parent = p.parent().filter(|d| !d.as_os_str().is_empty());
+            let dir = std::fs::canonicalize(parent.unwrap_or(Path::new("."))).ok()?;
+            Some(dir.join(p.file_name()?))
+        })
+        .collect()
+}
+
+/// Where a fix of `path` is written. A symlink is written through only when its target lies
+/// inside the linted paths (`roots`, from [`linted_roots`]): replacing the link with a regular
+/// file would silently detach it, and writing outside what the user named is not ours to do.
+pub fn write_destination(path: &Path, roots: &[PathBuf]) -> Result<PathBuf, WriteError> {
+    let is_link = path
+        .symlink_metadata()
+        .is_ok_and(|m| m.file_type().is_symlink());
+    if !is_link {
+        return Ok(path.to_path_buf());
+    }
+    let target = std::fs::canonicalize(path).map_err(|source| WriteError::Io {
         path: path.display().to_string(),
         source,
-    };
-    let current = std::fs::read(path).map_err(io)?;
-    if current != expected {
-        return Err(WriteError::Changed {
+    })?;
+    if roots.iter().any(|r| target.starts_with(r)) {
+        Ok(target)
+    } else {
+        Err(WriteError::Symlink {
             path: path.display().to_string(),
+            target: target.display().to_string(),
+        })
+    }
+}
+
+/// Writes `content` to `path` through a temporary file in the same folder (write, fsync,
+/// rename), keeping the file's mode and owner, and only if the file still holds `expected`
+/// just before the rename. Refuses read-only files and files with several hard links; never
+/// replaces a symlink (resolve it with [`write_destination`] first). A failure at any step
+/// leaves the original file as it was, and no temporary file behind.
+pub fn write_atomic(path: &Path, expected: &[u8], content: &[u8]) -> Result<(), WriteError> {
+    write_atomic_with(path, expected, content, |f, c| f.write_all(c))
+}
+
+fn write_atomic_with(
+    path: &Path,
+    expected: &[u8],
+    content: &[u8],
+    write: impl FnOnce(&mut std::fs::File, &[u8]) -> std::io::Result<()>,
+) -> Result<(), WriteError> {
+    use std::os::unix::fs::MetadataExt;
+    let shown = || path.display().to_string();
+    let io = |source| WriteError::Io {
+        path: shown(),
+        source,
+    };
+    let meta = std::fs::symlink_metadata(path).map_err(io)?;
+    if !meta.is_file() {
+        return Err(io(std::io::Error::other("not a regular file")));
+    }
+    if meta.permissions().readonly() {
+        return Err(WriteError::ReadOnly { path: shown() });
+    }
+    if meta.nlink() > 1 {
+        return Err(WriteError::HardLinked {
+            path: shown(),
+            links: meta.nlink(),
         });
     }
     let dir = path
         .parent()
         .filter(|p| !p.as_os_str().is_empty())
         .unwrap_or(Path::new("."));
-    let perms = std::fs::metadata(path).map_err(io)?.permissions();
     let mut tmp = tempfile::Builder::new()
         .prefix(".hwlint-")
         .tempfile_in(dir)
         .map_err(io)?;
-    tmp.write_all(content).map_err(io)?;
+    let _cleanup = signals::InFlight::register(tmp.path());
+    write(tmp.as_file_mut(), content).map_err(io)?;
+    std::fs::set_permissions(tmp.path(), meta.permissions()).map_err(io)?;
+    // Keeps the owner when running as root; an ordinary user can only give a file to themself,
+    // and then the new file is theirs, as an editor's save would make it.
+    let _ = std::os::unix::fs::fchown(tmp.as_file(), Some(meta.uid()), Some(meta.gid()));
     tmp.as_file().sync_all().map_err(io)?;
-    std::fs::set_permissions(tmp.path(), perms).map_err(io)?;
+    if std::fs::read(path).map_err(io)? != expected {
+        return Err(WriteError::Changed { path: shown() });
+    }
     tmp.persist(path).map_err(|e| io(e.error))?;
+    // The rename itself is durable once the folder is synced; a failure here loses nothing.
+    if let Ok(d) = std::fs::File::open(dir) {
+        let _ = d.sync_all();
+    }
     Ok(())
+}
+
+/// Removes the temporary files of writes in progress when the run is interrupted (Ctrl-C,
+/// SIGTERM, SIGHUP): the original files are untouched until their rename, so deleting the
+/// temporaries leaves every file original or fully fixed.
+pub mod signals {
+    use std::path::{Path, PathBuf};
+    use std::sync::{Mutex, Once};
+
+    static IN_FLIGHT: Mutex<Vec<PathBuf>> = Mutex::new(Vec::new());
+    static INSTALL: Once = Once::new();
+
+    /// Installs the handler (once per process). Called before the first write.
+    pub fn install() {
+        INSTALL.call_once(|| {
+            // Fails only if another handler is already installed; then that one decides.
+            let _ = ctrlc::set_handler(|| {
+                let paths = IN_FLIGHT.lock().map(|g| g.clone()).unwrap_or_default();
+                for p in paths {
+                    let _ = std::fs::remove_file(p);
+                }
+                std::process::exit(130);
+            });
+        });
+    }
+
+    /// A temporary file being written; unregistered when dropped.
+    pub struct InFlight(PathBuf);
+
+    impl InFlight {
+        pub fn register(path: &Path) -> InFlight {
+            if let Ok(mut g) = IN_FLIGHT.lock() {
+                g.push(path.to_path_buf());
+            }
+            InFlight(path.to_path_buf())
+        }
+    }
+
+    impl Drop for InFlight {
+        fn drop(&mut self) {
+            if let Ok(mut g) = IN_FLIGHT.lock() {
+                g.retain(|p| p != &self.0);
+            }
+        }
+    }
 }
 
 #[cfg(test)]
@@ -182,5 +318,122 @@ mod tests {
             Err(WriteError::Changed { .. })
         ));
         assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 1);
+    }
+
+    #[test]
+    fn inserts_and_replacements_conflict_as_before() {
+        let t = "abcdef";
+        let fixes = [
+            fix(vec![Edit::replace(2..4, "X")]),
+            fix(vec![Edit::insert(3, "in")]), // inside the replacement
+            fix(vec![Edit::insert(2, "at")]), // at its start: conflicts
+            fix(vec![Edit::insert(4, "end")]), // at its end: fine
+            fix(vec![Edit::insert(4, "again")]), // same point as an insert
+            fix(vec![Edit::replace(0..1, "A"), Edit::replace(5..6, "F")]),
+            fix(vec![Edit::replace(1..2, "B"), Edit::replace(3..5, "Y")]), // second half overlaps
+        ];
+        let (out, applied) = apply_fixes_indexed(t, fixes.iter());
+        assert_eq!(applied, [0, 3, 5]);
+        assert_eq!(out, "AbXendeF");
+    }
+
+    #[test]
+    fn many_fixes_apply_in_one_pass() {
+        let t = "x\n".repeat(100_000);
+        let fixes: Vec<Fix> = (0..100_000)
+            .map(|i| fix(vec![Edit::replace(2 * i..2 * i + 1, "y")]))
+            .collect();
+        let (out, n) = apply_fixes(&t, &fixes);
+        assert_eq!(n, 100_000);
+        assert_eq!(out, "y\n".repeat(100_000));
+    }
+
+    #[test]
+    fn a_failing_write_leaves_the_original_and_no_temporary() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("a.yaml");
+        std::fs::write(&p, "a: 1\n").unwrap();
+        // As a full disk would: part of the content written, then an error.
+        let full = |f: &mut std::fs::File, c: &[u8]| {
+            f.write_all(&c[..2])?;
+            Err(std::io::Error::other("No space left on device"))
+        };
+        let e = write_atomic_with(&p, b"a: 1\n", b"a: 2\n", full).unwrap_err();
+        assert!(e.to_string().contains("No space left"), "{e}");
+        assert_eq!(std::fs::read_to_string(&p).unwrap(), "a: 1\n");
+        assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 1);
+    }
+
+    #[test]
+    fn read_only_and_hard_linked_files_are_refused() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("ro.yaml");
+        std::fs::write(&p, "a: 1\n").unwrap();
+        std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o444)).unwrap();
+        assert!(matches!(
+            write_atomic(&p, b"a: 1\n", b"a: 2\n"),
+            Err(WriteError::ReadOnly { .. })
+        ));
+        let h = dir.path().join("h.yaml");
+        std::fs::write(&h, "a: 1\n").unwrap();
+        std::fs::hard_link(&h, dir.path().join("h2.yaml")).unwrap();
+        assert!(matches!(
+            write_atomic(&h, b"a: 1\n", b"a: 2\n"),
+            Err(WriteError::HardLinked { links: 2, .. })
+        ));
+        assert_eq!(
+            std::fs::read_to_string(dir.path().join("h2.yaml")).unwrap(),
+            "a: 1\n"
+        );
+        assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 3);
+    }
+
+    #[test]
+    fn symlinks_are_written_through_only_inside_the_linted_paths() {
+        let dir = tempfile::tempdir().unwrap();
+        let inside = dir.path().join("in");
+        let outside = dir.path().join("out");
+        std::fs::create_dir_all(&inside).unwrap();
+        std::fs::create_dir_all(&outside).unwrap();
+        std::fs::write(inside.join("real.yaml"), "a: 1\n").unwrap();
+        std::fs::write(outside.join("far.yaml"), "a: 1\n").unwrap();
+        std::os::unix::fs::symlink("real.yaml", inside.join("near.yaml")).unwrap();
+        std::os::unix::fs::symlink("../out/far.yaml", inside.join("far.yaml")).unwrap();
+        let roots = linted_roots(&[inside.clone()]);
+        let near = write_destination(&inside.join("near.yaml"), &roots).unwrap();
+        assert_eq!(
+            near,
+            std::fs::canonicalize(inside.join("real.yaml")).unwrap()
+        );
+        assert!(matches!(
+            write_destination(&inside.join("far.yaml"), &roots),
+            Err(WriteError::Symlink { .. })
+        ));
+        // A link named alone: its target is not among the linted paths.
+        let roots = linted_roots(&[inside.join("near.yaml")]);
+        assert!(write_destination(&inside.join("near.yaml"), &roots).is_err());
+        let plain = inside.join("real.yaml");
+        assert_eq!(write_destination(&plain, &roots).unwrap(), plain);
+    }
+
+    #[test]
+    fn owner_and_mode_are_kept() {
+        use std::os::unix::fs::{MetadataExt, PermissionsExt};
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("a.yaml");
+        std::fs::write(&p, "a: 1\n").unwrap();
+        std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o600)).unwrap();
+        let before = std::fs::metadata(&p).unwrap();
+        // As root, give the file to another owner first: the rewrite must keep it.
+        let other = if before.uid() == 0 { Some(65534) } else { None };
+        if let Some(uid) = other {
+            std::os::unix::fs::chown(&p, Some(uid), Some(uid)).unwrap();
+        }
+        let before = std::fs::metadata(&p).unwrap();
+        write_atomic(&p, b"a: 1\n", b"a: 2\n").unwrap();
+        let after = std::fs::metadata(&p).unwrap();
+        assert_eq!(after.permissions().mode() & 0o777, 0o600);
+        assert_eq!((after.uid(), after.gid()), (before.uid(), before.gid()));
     }
 }

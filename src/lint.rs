@@ -11,7 +11,8 @@ use crate::rules::{self, Context, Rule, Severity, RULES};
 use crate::settings::FileSettings;
 use crate::syntax::{self, comments, Format, Span};
 
-/// Files larger than this are reported, not parsed: no training config is this big.
+/// Files larger than this are reported, not parsed: no training config is this big
+/// (`max_file_size_mb` in hwlint.toml changes it).
 pub const MAX_FILE_BYTES: u64 = 64 << 20;
 /// Fix passes before giving up on reaching a fixpoint.
 const MAX_FIX_PASSES: usize = 10;
@@ -56,8 +57,22 @@ pub struct FileResult {
     /// The dialect recognised, if any.
     pub dialect: Option<String>,
     pub settings: Option<FileSettings>,
+    /// What `--fix` would do, counted when fixes were not applied.
+    pub would_fix: WouldFix,
+    /// hwlint failed on this file (a caught panic, or a fix that broke parsing): exit 2.
+    pub internal_error: bool,
     /// Line starts of `text`, built on first use and shared by every report format.
     lines: std::sync::OnceLock<syntax::LineIndex>,
+}
+
+/// How many fixes a `--fix` run would apply to a file, to its fixpoint: one fix may make
+/// another rule fire with a fix of its own, so this can exceed the fixable findings.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct WouldFix {
+    /// With `--fix`.
+    pub safe: usize,
+    /// With `--fix --unsafe-fixes`.
+    pub unsafe_too: usize,
 }
 
 impl FileResult {
@@ -71,15 +86,24 @@ impl FileResult {
         self.text != self.original
     }
 
+    /// The file's bytes as read (BOM included).
+    pub fn input_bytes(&self) -> Vec<u8> {
+        with_bom(self.bom, &self.original)
+    }
+
     /// The file's bytes as they should be written back.
     pub fn output_bytes(&self) -> Vec<u8> {
-        let mut out = Vec::with_capacity(self.text.len() + 3);
-        if self.bom {
-            out.extend_from_slice("\u{feff}".as_bytes());
-        }
-        out.extend_from_slice(self.text.as_bytes());
-        out
+        with_bom(self.bom, &self.text)
     }
+}
+
+fn with_bom(bom: bool, text: &str) -> Vec<u8> {
+    let mut out = Vec::with_capacity(text.len() + 3);
+    if bom {
+        out.extend_from_slice("\u{feff}".as_bytes());
+    }
+    out.extend_from_slice(text.as_bytes());
+    out
 }
 
 fn parse_error_rule() -> &'static Rule {
@@ -102,24 +126,60 @@ fn unreadable(path: &Path, message: String) -> FileResult {
         applied: Vec::new(),
         dialect: None,
         settings: None,
+        would_fix: WouldFix::default(),
+        internal_error: false,
         lines: Default::default(),
     }
 }
 
-/// Reads a file as UTF-8 text, or says why it cannot be linted.
-pub fn read_text(path: &Path) -> Result<String, String> {
+/// Reads a file as UTF-8 text, or says why it cannot be linted. Never reads more than
+/// `max_bytes` (+1 to notice a file that grew past it).
+pub fn read_text(path: &Path, max_bytes: u64) -> Result<String, String> {
+    use std::io::Read;
     let meta = std::fs::metadata(path).map_err(|e| format!("cannot read file: {e}"))?;
     if !meta.is_file() {
+        // A FIFO or device would block or never end: never open one.
         return Err("not a regular file".into());
     }
-    if meta.len() > MAX_FILE_BYTES {
+    let too_big = |len: u64| {
+        format!(
+            "file is {}, over the {} limit for a config file (`max_file_size_mb` in hwlint.toml raises it)",
+            mib(len),
+            mib(max_bytes)
+        )
+    };
+    if meta.len() > max_bytes {
+        return Err(too_big(meta.len()));
+    }
+    let mut bytes = Vec::with_capacity(meta.len() as usize);
+    std::fs::File::open(path)
+        .and_then(|f| f.take(max_bytes + 1).read_to_end(&mut bytes))
+        .map_err(|e| format!("cannot read file: {e}"))?;
+    if bytes.len() as u64 > max_bytes {
+        return Err(too_big(bytes.len() as u64));
+    }
+    decode(bytes)
+}
+
+/// `12.3 MiB`.
+fn mib(bytes: u64) -> String {
+    format!("{:.1} MiB", bytes as f64 / (1u64 << 20) as f64)
+}
+
+/// UTF-8 text, or why not: a UTF-16/32 byte-order mark, NUL bytes (binary), invalid UTF-8.
+fn decode(bytes: Vec<u8>) -> Result<String, String> {
+    let encoding = match bytes.as_slice() {
+        [0xFF, 0xFE, 0, 0, ..] => Some("UTF-32 (little-endian)"),
+        [0, 0, 0xFE, 0xFF, ..] => Some("UTF-32 (big-endian)"),
+        [0xFF, 0xFE, ..] => Some("UTF-16 (little-endian)"),
+        [0xFE, 0xFF, ..] => Some("UTF-16 (big-endian)"),
+        _ => None,
+    };
+    if let Some(e) = encoding {
         return Err(format!(
-            "file is {} MiB, over hwlint's {} MiB limit for a config file",
-            meta.len() >> 20,
-            MAX_FILE_BYTES >> 20
+            "not UTF-8 text: the byte-order mark says {e}; save the file as UTF-8"
         ));
     }
-    let bytes = std::fs::read(path).map_err(|e| format!("cannot read file: {e}"))?;
     if bytes.iter().take(8192).any(|&b| b == 0) {
         return Err("not a text file (binary content)".into());
     }
@@ -133,7 +193,7 @@ pub fn read_text(path: &Path) -> Result<String, String> {
 
 /// Lints one file on disk.
 pub fn lint_path(path: &Path, format: Format, settings: FileSettings, mode: FixMode) -> FileResult {
-    let raw = match read_text(path) {
+    let raw = match read_text(path, settings.max_file_bytes) {
         Ok(t) => t,
         Err(message) => return unreadable(path, message),
     };
@@ -143,6 +203,8 @@ pub fn lint_path(path: &Path, format: Format, settings: FileSettings, mode: FixM
 }
 
 /// Lints text (a file's content or standard input), applying fixes to a fixpoint if asked.
+/// Without fixes, it still works out how many fixes `--fix` (and `--unsafe-fixes`) would
+/// apply, since one fix can make another rule fire with a fix of its own.
 pub fn lint_source(
     path: &Path,
     raw: &str,
@@ -152,66 +214,142 @@ pub fn lint_source(
 ) -> FileResult {
     let (text, bom_len) = syntax::strip_bom(raw);
     let original = text.to_string();
-    let mut current = original.clone();
-    let mut fixed = 0;
-    let mut applied = Vec::new();
-    let mut extra = Vec::new();
-    if let FixMode::Apply(min) = mode {
-        for _ in 0..MAX_FIX_PASSES {
-            let (diags, _) = lint_text(&current, format, path, settings);
-            let fixes: Vec<(&str, &Fix)> = diags
-                .iter()
-                .filter_map(|d| d.fix.as_ref().map(|f| (d.rule.code, f)))
-                .filter(|(_, f)| {
-                    f.applicability >= min && f.applicability != Applicability::DisplayOnly
+    let mut outcome = FixOutcome {
+        text: original.clone(),
+        applied: Vec::new(),
+        broke: None,
+    };
+    let mut would_fix = WouldFix::default();
+    match mode {
+        FixMode::Apply(min) => outcome = fix_to_fixpoint(&original, format, path, settings, min),
+        FixMode::Off => {
+            let (diags, _) = lint_text(&original, format, path, settings);
+            let has = |min: Applicability| {
+                diags.iter().any(|d| {
+                    d.fix.as_ref().is_some_and(|f| {
+                        f.applicability >= min && f.applicability != Applicability::DisplayOnly
+                    })
                 })
-                .collect();
-            if fixes.is_empty() {
-                break;
+            };
+            let count = |min| {
+                fix_to_fixpoint(&original, format, path, settings, min)
+                    .applied
+                    .len()
+            };
+            if has(Applicability::Safe) {
+                would_fix.safe = count(Applicability::Safe);
             }
-            let (next, indices) = apply_fixes_indexed(&current, fixes.iter().map(|(_, f)| *f));
-            let n = indices.len();
-            if n == 0 || next == current {
-                break;
+            if has(Applicability::Unsafe) {
+                would_fix.unsafe_too = count(Applicability::Unsafe);
             }
-            let pass: Vec<String> = indices
-                .iter()
-                .map(|&i| format!("{} {}", fixes[i].0, fixes[i].1.message))
-                .collect();
-            if let Err(e) = syntax::parse(&next, format) {
-                // A fix must never break a file: keep the original and say so.
-                current = original.clone();
-                fixed = 0;
-                applied.clear();
-                extra.push(Diagnostic {
-                    rule: parse_error_rule(),
-                    message: format!(
-                        "internal error: applying fixes made the file unparseable ({}); the file was left unchanged, please report this",
-                        e.message
-                    ),
-                    span: 0..0,
-                    fix: None,
-                });
-                break;
-            }
-            current = next;
-            fixed += n;
-            applied.extend(pass);
         }
     }
-    let (mut diagnostics, dialect) = lint_text(&current, format, path, settings);
-    diagnostics.extend(extra);
+    let (mut diagnostics, dialect) = lint_text(&outcome.text, format, path, settings);
+    let internal_error = outcome.broke.is_some();
+    if let Some(message) = outcome.broke {
+        diagnostics.push(Diagnostic {
+            rule: parse_error_rule(),
+            message: format!(
+                "internal error: applying fixes made the file unparseable ({message}); the file was left unchanged, please report this"
+            ),
+            span: 0..0,
+            fix: None,
+        });
+    }
     FileResult {
         path: path.to_path_buf(),
-        text: current,
+        fixed: outcome.applied.len(),
+        text: outcome.text,
         original,
         bom: bom_len > 0,
         diagnostics,
-        fixed,
-        applied,
+        applied: outcome.applied,
         dialect,
         settings: None,
+        would_fix,
+        internal_error,
         lines: Default::default(),
+    }
+}
+
+/// What a fix run did to a text.
+struct FixOutcome {
+    text: String,
+    /// `HW202 set ...` per fix applied, in order.
+    applied: Vec<String>,
+    /// Set when a pass broke parsing: the text is then the original, and nothing is applied.
+    broke: Option<String>,
+}
+
+/// Applies the fixes at or above `min`, re-linting after each pass, until nothing changes.
+fn fix_to_fixpoint(
+    original: &str,
+    format: Format,
+    path: &Path,
+    settings: &FileSettings,
+    min: Applicability,
+) -> FixOutcome {
+    let mut current = original.to_string();
+    let mut applied = Vec::new();
+    for _ in 0..MAX_FIX_PASSES {
+        let (diags, _) = lint_text(&current, format, path, settings);
+        let fixes: Vec<(&str, &Fix)> = diags
+            .iter()
+            .filter_map(|d| d.fix.as_ref().map(|f| (d.rule.code, f)))
+            .filter(|(_, f)| {
+                f.applicability >= min && f.applicability != Applicability::DisplayOnly
+            })
+            .collect();
+        if fixes.is_empty() {
+            break;
+        }
+        let (next, indices) = apply_fixes_indexed(&current, fixes.iter().map(|(_, f)| *f));
+        if indices.is_empty() || next == current {
+            break;
+        }
+        if let Err(e) = syntax::parse(&next, format) {
+            // A fix must never break a file: keep the original and say so.
+            return FixOutcome {
+                text: original.to_string(),
+                applied: Vec::new(),
+                broke: Some(e.message),
+            };
+        }
+        applied.extend(
+            indices
+                .iter()
+                .map(|&i| format!("{} {}", fixes[i].0, fixes[i].1.message)),
+        );
+        current = next;
+    }
+    FixOutcome {
+        text: current,
+        applied,
+        broke: None,
+    }
+}
+
+/// Runs one file's lint; a panic becomes an internal-error finding on that file, so the other
+/// files are still linted and reported (exit 2). Every caught panic is a bug: the message asks
+/// for a report, and no test relies on this.
+pub fn guarded(path: &Path, run: impl FnOnce() -> FileResult) -> FileResult {
+    match std::panic::catch_unwind(std::panic::AssertUnwindSafe(run)) {
+        Ok(r) => r,
+        Err(payload) => {
+            let what = payload
+                .downcast_ref::<&str>()
+                .map(|s| s.to_string())
+                .or_else(|| payload.downcast_ref::<String>().cloned())
+                .unwrap_or_else(|| "no message".into());
+            let mut r = unreadable(
+                path,
+                format!(
+                    "internal error: hwlint crashed on this file ({what}); nothing was written. Please report this to the hwlint issue tracker with the file"
+                ),
+            );
+            r.internal_error = true;
+            r
+        }
     }
 }
 

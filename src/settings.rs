@@ -26,6 +26,8 @@ pub struct ConfigFile {
     #[serde(default)]
     pub dialects: Vec<PathBuf>,
     pub ram_per_worker_gb: Option<f64>,
+    /// Files larger than this many MiB are reported (HW902), not read.
+    pub max_file_size_mb: Option<f64>,
     /// Bytes the dataloader reads from storage per sample (for HW206).
     pub bytes_per_sample: Option<f64>,
     /// Measured training throughput per process, samples/s (HW206; else it is estimated).
@@ -114,6 +116,8 @@ pub struct FileSettings {
     pub models: Arc<Vec<Architecture>>,
     /// The config file these came from, for messages.
     pub source: Option<PathBuf>,
+    /// Larger files are reported, not read.
+    pub max_file_bytes: u64,
 }
 
 /// A loaded config file with its globs compiled, relative to its folder.
@@ -152,6 +156,15 @@ impl LoadedConfig {
             .map(Path::to_path_buf)
             .unwrap_or_else(|| PathBuf::from("."));
         let shown = path.clone().unwrap_or_default();
+        if let Some(mb) = file
+            .max_file_size_mb
+            .filter(|mb| !(mb.is_finite() && *mb > 0.0))
+        {
+            return Err(ConfigError::Invalid {
+                path: shown.display().to_string(),
+                message: format!("`max_file_size_mb` must be a positive number of MiB, not {mb}"),
+            });
+        }
         let exclude = globset(&file.exclude, &shown)?;
         let per_path = file
             .per_path
@@ -291,6 +304,12 @@ impl LoadedConfig {
             dialects: self.dialects.clone(),
             models: self.models.clone(),
             source: self.path.clone(),
+            max_file_bytes: self
+                .file
+                .max_file_size_mb
+                .map_or(crate::lint::MAX_FILE_BYTES, |mb| {
+                    (mb * (1u64 << 20) as f64) as u64
+                }),
         })
     }
 }

@@ -243,3 +243,25 @@ fn invalid_utf8_is_a_diagnostic() {
         "{out}"
     );
 }
+
+/// A fix can make another rule fire with a fix of its own (turning checkpointing off lets
+/// HW102 fold the accumulation into the micro-batch): the summary of `check` must count both,
+/// as `--fix` then applies both.
+#[test]
+fn summary_counts_fixes_that_a_fix_enables() {
+    let d = tempfile::tempdir().unwrap();
+    write(d.path(), "hwlint.toml", "target = \"h100-sxm\"\n");
+    write(
+        d.path(),
+        "sft.json",
+        "{\n  \"model_name_or_path\": \"TinyLlama/TinyLlama_v1.1\",\n  \"dataset_name\": \"trl-lib/Capybara\",\n  \"max_length\": 1024,\n  \"per_device_train_batch_size\": 1,\n  \"gradient_accumulation_steps\": 8,\n  \"gradient_checkpointing\": true\n}\n",
+    );
+    let (_, out) = stdout(hwlint(d.path()).args(["sft.json", "--output-format", "concise"]));
+    assert!(
+        out.contains("(1 fixable with --fix, which then fixes 1 more)"),
+        "{out}"
+    );
+    let (_, out) =
+        stdout(hwlint(d.path()).args(["sft.json", "--fix", "--output-format", "concise"]));
+    assert!(out.contains("Fixed 2 problems"), "{out}");
+}

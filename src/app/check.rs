@@ -1,5 +1,6 @@
 //! `hwlint check`: discover, lint (and fix) in parallel, report, and decide the exit code.
 
+use std::collections::HashSet;
 use std::io::Read;
 use std::path::{Path, PathBuf};
 
@@ -9,8 +10,10 @@ use rayon::prelude::*;
 use super::{emit, use_color};
 use crate::cli::CheckArgs;
 use crate::discover::discover;
-use crate::fix::{write_atomic, Applicability};
-use crate::lint::{lint_path, lint_source, FileResult, FixMode};
+use crate::fix::{
+    linted_roots, signals, write_atomic, write_destination, Applicability, WriteError,
+};
+use crate::lint::{guarded, lint_path, lint_source, FileResult, FixMode};
 use crate::report::{self, OutputFormat};
 use crate::settings::{ConfigResolver, Overrides};
 use crate::syntax::Format;
@@ -80,24 +83,26 @@ pub(super) fn check(args: CheckArgs) -> Result<u8, Report> {
             let config = configs.config_for(path)?;
             let settings = config.for_file(path, configs.overrides())?;
             let format = Format::from_path(path).unwrap_or(Format::Yaml);
-            Ok(lint_path(path, format, settings, mode))
+            Ok(guarded(path, || lint_path(path, format, settings, mode)))
         })
         .collect::<Result<_, crate::settings::ConfigError>>()?;
-    let results = once_per_model(results);
+    let mut results = once_per_model(results);
+    let mut failed = results.iter().any(|r| r.internal_error);
 
     if args.show_settings {
         emit(&show_settings(&results))?;
         return Ok(0);
     }
+    let roots = linted_roots(&paths);
     if args.add_ignore {
-        let added = add_ignores(&results)?;
+        let (added, write_failed) = add_ignores(&results, &roots);
         if !args.quiet {
             eprintln!(
                 "Added {added} suppression comment{}",
                 if added == 1 { "" } else { "s" }
             );
         }
-        return Ok(0);
+        return Ok(if write_failed { 2 } else { 0 });
     }
     let mut code = 0u8;
     if args.diff {
@@ -116,13 +121,21 @@ pub(super) fn check(args: CheckArgs) -> Result<u8, Report> {
             code = 1;
         }
     } else if args.fix {
-        for r in results.iter().filter(|r| r.changed()) {
-            let mut expected = Vec::new();
-            if r.bom {
-                expected.extend_from_slice("\u{feff}".as_bytes());
+        signals::install();
+        let mut written = HashSet::new();
+        for r in results.iter_mut().filter(|r| r.changed()) {
+            if let Err(e) = write_fixed(
+                &r.path,
+                &r.input_bytes(),
+                &r.output_bytes(),
+                &roots,
+                &mut written,
+            ) {
+                // Reported, and the file is shown as it still is on disk; the run goes on.
+                eprintln!("error: {e}");
+                failed = true;
+                *r = unfixed(r);
             }
-            expected.extend_from_slice(r.original.as_bytes());
-            write_atomic(&r.path, &expected, &r.output_bytes())?;
         }
     }
 
@@ -159,14 +172,51 @@ pub(super) fn check(args: CheckArgs) -> Result<u8, Report> {
     if counts.failing > 0 || (args.exit_non_zero_on_fix && counts.fixed > 0) {
         code = 1;
     }
+    if failed {
+        // hwlint itself failed on a file (a crash, or a fix it could not write).
+        return Ok(2);
+    }
     Ok(if args.exit_zero { 0 } else { code })
 }
 
+/// Writes one fixed file (through a symlink only per [`write_destination`]); a file reached
+/// by two names is written once.
+fn write_fixed(
+    path: &Path,
+    expected: &[u8],
+    content: &[u8],
+    roots: &[PathBuf],
+    written: &mut HashSet<PathBuf>,
+) -> Result<(), WriteError> {
+    let dest = write_destination(path, roots)?;
+    let key = std::fs::canonicalize(&dest).unwrap_or_else(|_| dest.clone());
+    if !written.insert(key) {
+        return Ok(());
+    }
+    write_atomic(&dest, expected, content)
+}
+
+/// The result of a file whose fixes could not be written: linted as it is on disk.
+fn unfixed(r: &FileResult) -> FileResult {
+    let Some(settings) = r.settings.clone() else {
+        return r.clone();
+    };
+    let format = Format::from_path(&r.path).unwrap_or(Format::Yaml);
+    let raw = String::from_utf8_lossy(&r.input_bytes()).into_owned();
+    let mut fresh = lint_source(&r.path, &raw, format, &settings, FixMode::Off);
+    fresh.settings = Some(settings);
+    fresh
+}
+
 /// `--add-ignore`: one `hwlint: ignore[...]` per line that has diagnostics, merged into an
-/// existing suppression on that line. Returns how many comments were added or extended.
-fn add_ignores(results: &[FileResult]) -> Result<usize, Report> {
+/// existing suppression on that line.
+/// Returns how many comments were added or extended, and whether a write failed.
+fn add_ignores(results: &[FileResult], roots: &[PathBuf]) -> (usize, bool) {
     use crate::syntax::comments::{suppressions, LineComments, Scope};
+    signals::install();
     let mut total = 0;
+    let mut failed = false;
+    let mut written = HashSet::new();
     for r in results {
         let Some(format) = Format::from_path(&r.path) else {
             continue;
@@ -225,18 +275,20 @@ fn add_ignores(results: &[FileResult]) -> Result<usize, Report> {
         if applied == 0 || crate::syntax::parse(&text, format).is_err() {
             continue;
         }
-        let mut expected = Vec::new();
         let mut new = Vec::new();
         if r.bom {
-            expected.extend_from_slice("\u{feff}".as_bytes());
             new.extend_from_slice("\u{feff}".as_bytes());
         }
-        expected.extend_from_slice(r.original.as_bytes());
         new.extend_from_slice(text.as_bytes());
-        write_atomic(&r.path, &expected, &new)?;
-        total += fix.edits.len();
+        match write_fixed(&r.path, &r.input_bytes(), &new, roots, &mut written) {
+            Ok(()) => total += fix.edits.len(),
+            Err(e) => {
+                eprintln!("error: {e}");
+                failed = true;
+            }
+        }
     }
-    Ok(total)
+    (total, failed)
 }
 
 /// `--show-fixes`: what `--fix` changed, file by file.

@@ -107,7 +107,7 @@ pub fn linked_deepspeed(
             .map(|dir| dir.join(written))
             .find(|p| p.is_file())
     }?;
-    let text = crate::lint::read_text(&found).ok()?;
+    let text = crate::lint::read_text(&found, crate::lint::MAX_FILE_BYTES).ok()?;
     let doc = crate::syntax::parse(&text, Format::Json).ok()?;
     let root = doc.roots.first()?;
     Some(LinkedConfig {

@@ -73,8 +73,8 @@ fn build_plan(
         let settings = configs
             .config_for(path)?
             .for_file(path, &Overrides::default())?;
-        let text =
-            crate::lint::read_text(path).map_err(|m| usage(format!("{}: {m}", path.display())))?;
+        let text = crate::lint::read_text(path, crate::lint::MAX_FILE_BYTES)
+            .map_err(|m| usage(format!("{}: {m}", path.display())))?;
         let format = crate::syntax::Format::from_path(path)
             .ok_or_else(|| usage(format!("{}: not a format hwlint reads", path.display())))?;
         let doc = crate::syntax::parse(&text, format)

@@ -398,9 +398,11 @@ pub fn read_hf_config(path: &std::path::Path) -> Result<Architecture, ModelError
         path.to_path_buf()
     };
     let shown = file.display().to_string();
-    let text = std::fs::read_to_string(&file).map_err(|e| ModelError::Read {
-        path: shown.clone(),
-        message: e.to_string(),
+    let text = crate::lint::read_text(&file, crate::lint::MAX_FILE_BYTES).map_err(|message| {
+        ModelError::Read {
+            path: shown.clone(),
+            message,
+        }
     })?;
     let v: serde_json::Value = serde_json::from_str(&text).map_err(|e| ModelError::Invalid {
         path: shown.clone(),

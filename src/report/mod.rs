@@ -55,12 +55,18 @@ pub struct Counts {
     pub unsafe_fixable: usize,
     pub fixed: usize,
     pub failing: usize,
+    /// Fixes `--fix` would apply, to the fixpoint (can exceed `safe_fixable`).
+    pub would_fix_safe: usize,
+    /// The same with `--unsafe-fixes`.
+    pub would_fix_unsafe: usize,
 }
 
 pub fn counts(results: &[FileResult]) -> Counts {
     let mut c = Counts::default();
     for r in results {
         c.fixed += r.fixed;
+        c.would_fix_safe += r.would_fix.safe;
+        c.would_fix_unsafe += r.would_fix.unsafe_too;
         for d in &r.diagnostics {
             c.problems += 1;
             if d.severity() != crate::rules::Severity::Info {
@@ -106,12 +112,26 @@ pub fn summary(
             if c.problems == 1 { "" } else { "s" }
         ));
         let mut notes = Vec::new();
-        let fixable = c.safe_fixable + if unsafe_enabled { c.unsafe_fixable } else { 0 };
-        if fixable > 0 {
+        // Findings with a fix, and what `--fix` would apply in all: a fix can make another
+        // rule fire with a fix of its own, and the summary must not promise less than happens.
+        let (fixable, would) = if unsafe_enabled {
+            (c.safe_fixable + c.unsafe_fixable, c.would_fix_unsafe)
+        } else {
+            (c.safe_fixable, c.would_fix_safe)
+        };
+        if fixable > 0 && would > fixable {
+            notes.push(format!(
+                "{fixable} fixable with --fix, which then fixes {} more",
+                would - fixable
+            ));
+        } else if fixable > 0 {
             notes.push(format!("{fixable} fixable with --fix"));
         }
-        if !unsafe_enabled && c.unsafe_fixable > 0 {
-            notes.push(format!("{} more with --unsafe-fixes", c.unsafe_fixable));
+        let more = c
+            .unsafe_fixable
+            .max(c.would_fix_unsafe.saturating_sub(c.would_fix_safe));
+        if !unsafe_enabled && more > 0 {
+            notes.push(format!("{more} more with --unsafe-fixes"));
         }
         if !notes.is_empty() {
             s.push_str(&format!(" ({})", notes.join(", ")));
