@@ -91,6 +91,10 @@ pub fn parse(text: &str) -> Result<Document, ParseError> {
     for item in Parser::new_from_str(text) {
         let (event, span) = item.map_err(|e| {
             let at = b.offsets.byte(e.marker().index());
+            if e.info().contains("recursion limit") {
+                // saphyr's own guard on flow nesting: say it the way every front-end does.
+                return ParseError::too_deep(at);
+            }
             ParseError {
                 message: e.info().to_string(),
                 span: at..at,
@@ -488,7 +492,7 @@ mod tests {
     #[test]
     fn deep_nesting_is_an_error() {
         let t = "[".repeat(10_000);
-        assert!(parse(&t).is_err());
+        assert!(parse(&t).unwrap_err().message.contains("nested too deeply"));
         // Block sequences: saphyr bounds flow nesting only; 200k levels overflowed the stack.
         let mut t = String::new();
         for _ in 0..200_000 {
