@@ -1,0 +1,217 @@
+//! Every stage linear in its input: parse, rules, suppressions, fixes, every report format,
+//! and many files. Each stage runs on inputs of n, 2n, 4n and 8n items; the table shows the
+//! time per item, and the run fails when 8n costs more than 16x what n costs (linear is 8x,
+//! quadratic 64x). Run with `cargo bench --bench scaling` (release build).
+//!
+//! There is no per-file time budget in hwlint itself: this benchmark is what shows that no
+//! input shape (many keys, duplicates, suppressions, findings on one long line, deep nesting,
+//! many files) makes any stage grow faster than its input.
+
+use std::hint::black_box;
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use hwlint::fix::Applicability;
+use hwlint::lint::{lint_path, lint_source, FileResult, FixMode};
+use hwlint::report;
+use hwlint::settings::{FileSettings, LoadedConfig, Overrides};
+use hwlint::syntax::{self, Format};
+
+/// The largest 8n/n time ratio accepted (linear is 8).
+const MAX_RATIO: f64 = 16.0;
+
+struct Stage {
+    name: &'static str,
+    /// Items at the smallest size.
+    base: usize,
+    run: fn(usize, &FileSettings) -> usize,
+}
+
+fn hf_header() -> String {
+    "per_device_train_batch_size: 8\nmax_steps: 100\n".to_string()
+}
+
+fn lint(name: &str, text: &str, format: Format, s: &FileSettings, mode: FixMode) -> FileResult {
+    lint_source(Path::new(name), text, format, s, mode)
+}
+
+fn all_reports(r: FileResult) -> usize {
+    let results = [r];
+    report::render_full(&results, false, false).len()
+        + report::render_concise(&results, false).len()
+        + report::render_json(&results).len()
+        + report::render_sarif(&results).len()
+        + report::render_github(&results).len()
+}
+
+fn stages() -> Vec<Stage> {
+    vec![
+        Stage {
+            name: "keys (YAML parse + rules)",
+            base: 25_000,
+            run: |n, s| {
+                let mut t = hf_header();
+                for i in 0..n {
+                    t.push_str(&format!("extra_key_{i}: {i}\n"));
+                }
+                lint("args.yaml", &t, Format::Yaml, s, FixMode::Off)
+                    .diagnostics
+                    .len()
+            },
+        },
+        Stage {
+            name: "keys (JSON, one line)",
+            base: 25_000,
+            run: |n, s| {
+                let body: Vec<String> = (0..n).map(|i| format!("\"k{i}\": {i}")).collect();
+                let t = format!("{{\"train_batch_size\": 64, {}}}", body.join(", "));
+                lint("ds_config.json", &t, Format::Json, s, FixMode::Off)
+                    .diagnostics
+                    .len()
+            },
+        },
+        Stage {
+            name: "duplicate keys -> findings, all formats",
+            base: 2_000,
+            run: |n, s| {
+                let mut t = hf_header();
+                for _ in 0..n {
+                    t.push_str("max_steps: 100\n");
+                }
+                all_reports(lint("args.yaml", &t, Format::Yaml, s, FixMode::Off))
+            },
+        },
+        Stage {
+            name: "duplicate keys on one JSON line, all formats",
+            base: 2_000,
+            run: |n, s| {
+                let body: Vec<String> = (0..n).map(|_| "\"steps\": 10".to_string()).collect();
+                let t = format!(
+                    "{{\"dataset\": {{\"repo_id\": \"lerobot/pusht\"}}, \"policy\": {{\"type\": \"act\"}}, {}}}",
+                    body.join(", ")
+                );
+                all_reports(lint("train_config.json", &t, Format::Json, s, FixMode::Off))
+            },
+        },
+        Stage {
+            name: "suppressions (unused -> HW903), all formats",
+            base: 2_000,
+            run: |n, s| {
+                let mut t = hf_header();
+                for _ in 0..n {
+                    t.push_str("# hwlint: ignore[HW202]\n");
+                }
+                all_reports(lint("args.yaml", &t, Format::Yaml, s, FixMode::Off))
+            },
+        },
+        Stage {
+            name: "fixes (remove n suppressions)",
+            base: 2_000,
+            run: |n, s| {
+                let mut t = hf_header();
+                for _ in 0..n {
+                    t.push_str("# hwlint: ignore[HW202]\n");
+                }
+                let mode = FixMode::Apply(Applicability::Safe);
+                lint("args.yaml", &t, Format::Yaml, s, mode).fixed
+            },
+        },
+        Stage {
+            name: "lines (bare CR breaks)",
+            base: 25_000,
+            run: |n, s| {
+                let mut t = hf_header().replace('\n', "\r");
+                for i in 0..n {
+                    t.push_str(&format!("k{i}: {i}\r"));
+                }
+                lint("args.yaml", &t, Format::Yaml, s, FixMode::Off)
+                    .diagnostics
+                    .len()
+            },
+        },
+        Stage {
+            name: "depth refused (YAML `- - -`, JSON `[[[`, TOML `[a.a.a]`)",
+            base: 100_000,
+            run: |n, _| {
+                let yaml = "- ".repeat(n) + "1";
+                let json = "[".repeat(n);
+                let toml = format!("[{}]\n", vec!["a"; n].join("."));
+                [
+                    syntax::parse(&yaml, Format::Yaml).is_err(),
+                    syntax::parse(&json, Format::Json).is_err(),
+                    syntax::parse(&toml, Format::Toml).is_err(),
+                ]
+                .iter()
+                .filter(|e| **e)
+                .count()
+            },
+        },
+        Stage {
+            name: "files (read + lint)",
+            base: 250,
+            run: |n, s| {
+                let dir = tempfile::tempdir().expect("temp dir");
+                let text = "per_device_train_batch_size: 8\nmax_steps: 100\nsave_steps: 500\ndataloader_num_workers: 0\n";
+                for i in 0..n {
+                    std::fs::write(dir.path().join(format!("a{i}.yaml")), text).expect("write");
+                }
+                (0..n)
+                    .map(|i| {
+                        let p = dir.path().join(format!("a{i}.yaml"));
+                        lint_path(&p, Format::Yaml, s.clone(), FixMode::Off)
+                            .diagnostics
+                            .len()
+                    })
+                    .sum()
+            },
+        },
+    ]
+}
+
+/// Best of three runs.
+fn time(stage: &Stage, n: usize, s: &FileSettings) -> Duration {
+    (0..3)
+        .map(|_| {
+            let start = Instant::now();
+            black_box((stage.run)(black_box(n), s));
+            start.elapsed()
+        })
+        .min()
+        .unwrap_or_default()
+}
+
+fn main() {
+    let settings = LoadedConfig::empty()
+        .and_then(|c| c.for_file(Path::new("args.yaml"), &Overrides::default()))
+        .expect("built-in settings");
+    println!(
+        "{:<52} {:>9} {:>10} {:>10} {:>10} {:>10} {:>7}",
+        "stage", "n", "n", "2n", "4n", "8n", "8n/n"
+    );
+    let mut failed = Vec::new();
+    for stage in stages() {
+        let times: Vec<Duration> = [1, 2, 4, 8]
+            .iter()
+            .map(|k| time(&stage, stage.base * k, &settings))
+            .collect();
+        let ratio = times[3].as_secs_f64() / times[0].as_secs_f64().max(1e-9);
+        let ms = |d: &Duration| format!("{:.1} ms", d.as_secs_f64() * 1e3);
+        println!(
+            "{:<52} {:>9} {:>10} {:>10} {:>10} {:>10} {:>6.1}x",
+            stage.name,
+            stage.base,
+            ms(&times[0]),
+            ms(&times[1]),
+            ms(&times[2]),
+            ms(&times[3]),
+            ratio
+        );
+        if ratio > MAX_RATIO {
+            failed.push(stage.name);
+        }
+    }
+    if !failed.is_empty() {
+        eprintln!("not linear (8n/n > {MAX_RATIO}): {}", failed.join(", "));
+        std::process::exit(1);
+    }
+}
