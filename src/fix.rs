@@ -400,7 +400,7 @@ mod tests {
         std::fs::write(outside.join("far.yaml"), "a: 1\n").unwrap();
         std::os::unix::fs::symlink("real.yaml", inside.join("near.yaml")).unwrap();
         std::os::unix::fs::symlink("../out/far.yaml", inside.join("far.yaml")).unwrap();
-        let roots = linted_roots(&[inside.clone()]);
+        let roots = linted_roots(std::slice::from_ref(&inside));
         let near = write_destination(&inside.join("near.yaml"), &roots).unwrap();
         assert_eq!(
             near,
