@@ -63,10 +63,11 @@ pub fn apply_fixes_indexed<'a>(
 ) -> (String, Vec<usize>) {
     // Chosen edit ranges by (start, end); they never overlap, so only the nearest ones below
     // a new range's end can conflict with it. Linear-logarithmic for 100k fixes in one file.
-    let mut chosen: std::collections::BTreeMap<(usize, usize), &Edit> = Default::default();
+    // The third key part keeps a fix's own inserts at one point apart, in the fix's order.
+    let mut chosen: std::collections::BTreeMap<(usize, usize, usize), &Edit> = Default::default();
     let mut applied = Vec::new();
     'fixes: for (index, fix) in fixes.into_iter().enumerate() {
-        for (i, e) in fix.edits.iter().enumerate() {
+        for e in &fix.edits {
             if e.range.end > text.len()
                 || e.range.start > e.range.end
                 || !text.is_char_boundary(e.range.start)
@@ -74,8 +75,8 @@ pub fn apply_fixes_indexed<'a>(
             {
                 continue 'fixes;
             }
-            let near = chosen.range(..=(e.range.end, usize::MAX)).rev();
-            for (&(start, end), _) in near {
+            let near = chosen.range(..=(e.range.end, usize::MAX, usize::MAX)).rev();
+            for (&(start, end, _), _) in near {
                 if start < e.range.start && end <= e.range.start {
                     break;
                 }
@@ -83,13 +84,10 @@ pub fn apply_fixes_indexed<'a>(
                     continue 'fixes;
                 }
             }
-            // The fix's own edits must not overlap each other either.
-            if fix.edits[..i].iter().any(|o| overlaps(&o.range, &e.range)) {
-                continue 'fixes;
-            }
         }
+        // A fix's own edits may share an insertion point (two keys inserted together).
         for e in &fix.edits {
-            chosen.insert((e.range.start, e.range.end), e);
+            chosen.insert((e.range.start, e.range.end, chosen.len()), e);
         }
         applied.push(index);
     }
@@ -331,10 +329,11 @@ mod tests {
             fix(vec![Edit::insert(4, "again")]), // same point as an insert
             fix(vec![Edit::replace(0..1, "A"), Edit::replace(5..6, "F")]),
             fix(vec![Edit::replace(1..2, "B"), Edit::replace(3..5, "Y")]), // second half overlaps
+            fix(vec![Edit::insert(6, "1"), Edit::insert(6, "2")]), // its own inserts, in order
         ];
         let (out, applied) = apply_fixes_indexed(t, fixes.iter());
-        assert_eq!(applied, [0, 3, 5]);
-        assert_eq!(out, "AbXendeF");
+        assert_eq!(applied, [0, 3, 5, 7]);
+        assert_eq!(out, "AbXendeF12");
     }
 
     #[test]

@@ -265,3 +265,31 @@ fn summary_counts_fixes_that_a_fix_enables() {
         stdout(hwlint(d.path()).args(["sft.json", "--fix", "--output-format", "concise"]));
     assert!(out.contains("Fixed 2 problems"), "{out}");
 }
+
+/// With fewer cores than processes, HW201 still reports the oversubscription but offers no fix:
+/// one worker is already the floor, and the fix used to "set" the value it already had.
+#[test]
+fn hw201_without_a_lower_worker_count_has_no_fix() {
+    let d = tempfile::tempdir().unwrap();
+    write(
+        d.path(),
+        "args.yaml",
+        "output_dir: runs\nper_device_train_batch_size: 8\ndataloader_num_workers: 1\n",
+    );
+    let (code, out) = stdout(hwlint(d.path()).args([
+        "args.yaml",
+        "--no-config",
+        "--cpu-cores",
+        "4",
+        "--gpus",
+        "8",
+        "--output-format",
+        "concise",
+    ]));
+    assert_eq!(code, 1, "{out}");
+    let line = out
+        .lines()
+        .find(|l| l.contains("HW201"))
+        .expect("HW201 fires");
+    assert!(!line.ends_with("[*]"), "{line}");
+}

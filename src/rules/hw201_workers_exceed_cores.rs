@@ -58,15 +58,21 @@ pub(crate) fn check(ctx: &Context) -> Vec<Violation> {
             ctx.target.describe(),
         ),
     };
-    let fix = ctx.set(
-        Concept::NumWorkers,
-        NewValue::Int(suggested),
-        Applicability::Safe,
-        format!(
-            "set `{}` to {suggested} (cores per process - 1)",
-            setting.origin.key()
-        ),
-    );
+    // With fewer cores than processes the floor of one worker is already what is set: there
+    // is no lower count to offer (0 would trade this finding for HW202).
+    let fix = (suggested < workers)
+        .then(|| {
+            ctx.set(
+                Concept::NumWorkers,
+                NewValue::Int(suggested),
+                Applicability::Safe,
+                format!(
+                    "set `{}` to {suggested} (cores per process - 1)",
+                    setting.origin.key()
+                ),
+            )
+        })
+        .flatten();
     vec![Violation {
         message,
         span: ctx.span_of(Concept::NumWorkers),
