@@ -142,10 +142,7 @@ fn node(v: &ast::Value<'_>, duplicates: &mut Vec<DuplicateKey>) -> Node {
                     value: node(&p.value, duplicates),
                 });
             }
-            NodeKind::Map(Map {
-                entries,
-                style: MapStyle::Flow,
-            })
+            NodeKind::Map(Map::new(entries, MapStyle::Flow))
         }
     };
     Node {

@@ -111,8 +111,12 @@ pub enum NodeKind {
 /// A mapping (YAML mapping, TOML table, JSON object) in source order.
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct Map {
+    /// In source order; build a `Map` with [`Map::new`] so that lookups stay indexed.
     pub entries: Vec<Entry>,
     pub style: MapStyle,
+    /// Key -> position of its last entry, for large maps: dialects look up hundreds of keys
+    /// per file, and a linear scan each time makes a 200k-key file cache-bound.
+    index: Option<std::sync::Arc<std::collections::HashMap<String, usize>>>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -321,9 +325,30 @@ impl Node {
     }
 }
 
+/// Maps with more entries than this get a hash index.
+const INDEXED_FROM: usize = 32;
+
 impl Map {
+    pub fn new(entries: Vec<Entry>, style: MapStyle) -> Map {
+        let index = (entries.len() > INDEXED_FROM).then(|| {
+            let mut index = std::collections::HashMap::with_capacity(entries.len());
+            for (i, e) in entries.iter().enumerate() {
+                index.insert(e.key.clone(), i);
+            }
+            std::sync::Arc::new(index)
+        });
+        Map {
+            entries,
+            style,
+            index,
+        }
+    }
+
     pub fn get_entry(&self, key: &str) -> Option<&Entry> {
-        self.entries.iter().rev().find(|e| e.key == key)
+        match &self.index {
+            Some(index) => index.get(key).and_then(|&i| self.entries.get(i)),
+            None => self.entries.iter().rev().find(|e| e.key == key),
+        }
     }
 
     pub fn get(&self, key: &str) -> Option<&Node> {
@@ -331,7 +356,7 @@ impl Map {
     }
 
     pub fn contains(&self, key: &str) -> bool {
-        self.entries.iter().any(|e| e.key == key)
+        self.get_entry(key).is_some()
     }
 }
 

@@ -118,7 +118,7 @@ fn table_node(text: &str, table: &Table, span: Option<Span>) -> Node {
     });
     Node {
         span,
-        kind: NodeKind::Map(Map { entries, style }),
+        kind: NodeKind::Map(Map::new(entries, style)),
         tag: None,
         shared: false,
     }
@@ -194,7 +194,7 @@ fn value_node(text: &str, v: &TValue) -> Node {
             } else {
                 MapStyle::Flow
             };
-            NodeKind::Map(Map { entries, style })
+            NodeKind::Map(Map::new(entries, style))
         }
     };
     Node {

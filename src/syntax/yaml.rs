@@ -329,14 +329,14 @@ impl Builder<'_> {
                 (
                     Node {
                         span: start..last_end.max(start),
-                        kind: NodeKind::Map(Map {
+                        kind: NodeKind::Map(Map::new(
                             entries,
-                            style: if flow {
+                            if flow {
                                 MapStyle::Flow
                             } else {
                                 MapStyle::Block
                             },
-                        }),
+                        )),
                         tag,
                         shared: false,
                     },
