@@ -38,10 +38,12 @@ impl SourceCode for FileSource<'_> {
         before: usize,
         after: usize,
     ) -> Result<Box<dyn SpanContents<'b> + 'b>, MietteError> {
-        let (start, end) = (span.offset(), span.offset() + span.len());
-        if end > self.text.len() {
+        if span.offset() + span.len() > self.text.len() {
             return Err(MietteError::OutOfBounds);
         }
+        // A parser may point inside a multi-byte character: widen to whole characters.
+        let start = floor_char(self.text, span.offset());
+        let end = ceil_char(self.text, span.offset() + span.len());
         let (line, col) = self.lines.position(self.text, start);
         let (line, col) = (line - 1, col - 1);
         let line_start = self.lines.line_start(line).unwrap_or(0);
@@ -161,14 +163,15 @@ impl miette::Diagnostic for Rendered<'_> {
         if span.is_empty() && span.start == 0 || span.start >= text.len() {
             return None;
         }
+        let start = floor_char(text, span.start);
         let end = ceil_char(
             text,
             span.end.min(span.start + MAX_LABEL_BYTES).min(text.len()),
         );
-        let len = (end - span.start).max(1);
+        let len = (end - start).max(1);
         Some(Box::new(std::iter::once(LabeledSpan::new(
             Some("here".into()),
-            span.start,
+            start,
             len,
         ))))
     }

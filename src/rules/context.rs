@@ -183,22 +183,57 @@ impl Context<'_> {
     }
 
     fn write_key(&self, key: &str, value: &NewValue, present: bool) -> Option<crate::fix::Edit> {
-        let path: Vec<&str> = key.split('.').collect();
-        if present {
-            let node = self.root.get_path(&path)?;
-            return replace_scalar(self.text, self.doc.format, node, value);
-        }
-        // The deepest mapping on the path that exists receives the rest of the path.
-        let mut depth = path.len() - 1;
-        loop {
-            if let Some(node) = self.root.get_path(&path[..depth]) {
-                if node.as_map().is_some() {
-                    return insert_key(self.text, self.doc.format, node, &path[depth..], value);
-                }
-                return None;
+        write_key_in(self.text, self.doc.format, self.root, key, value, present)
+    }
+
+    /// The edits of one fix that writes several keys. Two keys inserted at one point (both
+    /// under a table the file lacks) are written one after the other into the text as it
+    /// becomes, so they share one new table (`[training]` once, not once per key); the pair
+    /// is then one insertion. `None` when a key cannot be written.
+    pub fn write_keys(&self, writes: &[KeyWrite]) -> Option<Vec<crate::fix::Edit>> {
+        let mut edits: Vec<crate::fix::Edit> = Vec::new();
+        for w in writes {
+            let e = self.write_key(&w.key, &w.value, w.present)?;
+            let same_point = edits
+                .iter()
+                .position(|x| x.range.is_empty() && e.range.is_empty() && x.range == e.range);
+            match same_point {
+                Some(i) => edits[i] = self.insert_after(&edits[i], w)?,
+                None => edits.push(e),
             }
-            depth = depth.checked_sub(1)?;
         }
+        Some(edits)
+    }
+
+    /// `first` (an insertion) and then the insertion of `w`, worked out on the text `first`
+    /// makes, as one insertion at the same point.
+    fn insert_after(&self, first: &crate::fix::Edit, w: &KeyWrite) -> Option<crate::fix::Edit> {
+        let at = first.range.start;
+        let (before, after) = self.text.split_at(at);
+        let text = format!("{before}{}{after}", first.content);
+        let doc = crate::syntax::parse(&text, self.doc.format).ok()?;
+        let index = self
+            .doc
+            .roots
+            .iter()
+            .position(|r| std::ptr::eq(r, self.root))?;
+        let second = write_key_in(
+            &text,
+            doc.format,
+            doc.roots.get(index)?,
+            &w.key,
+            &w.value,
+            w.present,
+        )?;
+        let both = format!(
+            "{}{}{}",
+            text.get(..second.range.start)?,
+            second.content,
+            text.get(second.range.end..)?
+        );
+        // The result is one insertion exactly when the text around `at` is untouched.
+        let inserted = both.strip_prefix(before)?.strip_suffix(after)?;
+        Some(crate::fix::Edit::insert(at, inserted))
     }
 
     /// A fix that makes a mapped setting (precision, attention) read `canonical`: writes the
@@ -277,5 +312,51 @@ fn raw_value(raw: &str) -> NewValue {
             Ok(i) => NewValue::Int(i),
             Err(_) => NewValue::Str(raw.to_string()),
         },
+    }
+}
+
+/// A key a fix writes: its dotted path, the value, and whether the file has it already.
+#[derive(Debug, Clone)]
+pub struct KeyWrite {
+    pub key: String,
+    pub value: NewValue,
+    pub present: bool,
+}
+
+impl KeyWrite {
+    /// The write of `value` to the key a setting came from (or would come from).
+    pub fn of(setting: &crate::dialect::Setting, value: NewValue) -> KeyWrite {
+        KeyWrite {
+            key: setting.origin.key().to_string(),
+            value,
+            present: setting.origin.is_explicit(),
+        }
+    }
+}
+
+/// The edit that writes `value` at the dotted `key` of `root` in `text`: a replacement when the
+/// key is there, else an insertion into the deepest mapping on its path that exists.
+fn write_key_in(
+    text: &str,
+    format: crate::syntax::Format,
+    root: &Node,
+    key: &str,
+    value: &NewValue,
+    present: bool,
+) -> Option<crate::fix::Edit> {
+    let path: Vec<&str> = key.split('.').collect();
+    if present {
+        let node = root.get_path(&path)?;
+        return replace_scalar(text, format, node, value);
+    }
+    let mut depth = path.len() - 1;
+    loop {
+        if let Some(node) = root.get_path(&path[..depth]) {
+            if node.as_map().is_some() {
+                return insert_key(text, format, node, &path[depth..], value);
+            }
+            return None;
+        }
+        depth = depth.checked_sub(1)?;
     }
 }

@@ -1,6 +1,7 @@
 //! Shared pieces of the memory rules (HW101-HW105): numbers in GiB, the breakdown text, and
 //! the fix that changes the micro-batch while keeping the effective batch.
 
+use super::context::KeyWrite;
 use super::Context;
 use crate::dialect::Concept;
 use crate::estimate::memory::{estimate, Checkpointing, MemoryEstimate, Plan};
@@ -50,62 +51,57 @@ pub(crate) fn largest_divisor_at_most(n: i64, limit: i64) -> i64 {
 /// accumulation stays `per_device` (exact: `micro` divides it). Safe when both keys can be
 /// written; unsafe (micro-batch only) when the dialect has no accumulation key.
 pub(crate) fn batch_fix(ctx: &Context, micro: i64, per_device: i64, why: &str) -> Option<Fix> {
-    let micro_key = ctx.setup.get(Concept::MicroBatch)?.origin.key().to_string();
+    let micro_setting = ctx.setup.get(Concept::MicroBatch)?;
+    let micro_key = micro_setting.origin.key().to_string();
     let accum = per_device / micro;
-    let mut fix = ctx.set(
-        Concept::MicroBatch,
-        NewValue::Int(micro),
-        Applicability::Safe,
-        String::new(),
-    )?;
-    match ctx.setup.get(Concept::GradAccum) {
+    let mut writes = vec![KeyWrite::of(micro_setting, NewValue::Int(micro))];
+    let mut applicability = Applicability::Safe;
+    let message = match ctx.setup.get(Concept::GradAccum) {
         Some(a) if ctx.setup.int(Concept::GradAccum).is_some() => {
             let accum_key = a.origin.key().to_string();
             let current = ctx.setup.int(Concept::GradAccum).map_or(1, |(v, _)| v);
             if current != accum {
-                let f = ctx.set(
-                    Concept::GradAccum,
-                    NewValue::Int(accum),
-                    Applicability::Safe,
-                    String::new(),
-                )?;
-                fix.edits.extend(f.edits);
+                writes.push(KeyWrite::of(a, NewValue::Int(accum)));
             }
-            fix.message = format!(
+            format!(
                 "set `{micro_key}` to {micro} and `{accum_key}` to {accum} ({micro} x {accum} = {per_device} per device, as before; {why})"
-            );
+            )
         }
         _ => match global_batch_keeps(ctx, per_device) {
             // The framework derives accumulation from a stated global batch (torchtitan): a
             // smaller micro-batch keeps the effective batch by itself, or once the derived
             // global batch is written out.
-            Some(edits) => {
-                fix.edits.extend(edits);
-                fix.message = format!(
+            Some(write) => {
+                writes.extend(write);
+                format!(
                     "set `{micro_key}` to {micro}; the global batch stays {} so accumulation rises to {accum} ({why})",
                     per_device * ctx.data_parallel().map_or(1, |(n, _)| n)
-                );
+                )
             }
             None => {
-                fix.applicability = Applicability::Unsafe;
-                fix.message = format!(
+                applicability = Applicability::Unsafe;
+                format!(
                     "set `{micro_key}` to {micro} ({why}); this config has no gradient accumulation key, so the effective batch changes"
-                );
+                )
             }
         },
-    }
-    Some(fix)
+    };
+    Some(Fix {
+        edits: ctx.write_keys(&writes)?,
+        applicability,
+        message,
+    })
 }
 
-/// Edits that keep the global batch when the micro-batch shrinks, for dialects whose
+/// The write that keeps the global batch when the micro-batch shrinks, for dialects whose
 /// accumulation is derived from a global batch: none needed when the global batch is written,
 /// else the derived value written out. `None` when the dialect has no global batch.
-fn global_batch_keeps(ctx: &Context, per_device: i64) -> Option<Vec<crate::fix::Edit>> {
+fn global_batch_keeps(ctx: &Context, per_device: i64) -> Option<Option<KeyWrite>> {
     if !ctx.dialect.settings.contains_key(&Concept::GlobalBatch) {
         return None;
     }
     if ctx.setup.int(Concept::GlobalBatch).is_some() {
-        return Some(vec![]);
+        return Some(None);
     }
     if !ctx.dialect.semantics.global_batch_minus_one_is_derived {
         return None;
@@ -113,28 +109,15 @@ fn global_batch_keeps(ctx: &Context, per_device: i64) -> Option<Vec<crate::fix::
     let (dp, _) = ctx.data_parallel()?;
     let spec = ctx.dialect.settings.get(&Concept::GlobalBatch)?;
     let key = spec.from.first()?.key.clone();
-    let setting = crate::dialect::Setting {
-        value: crate::dialect::SettingValue::Int(-1),
-        origin: match ctx.root.get_path(&key.split('.').collect::<Vec<_>>()) {
-            Some(n) => crate::dialect::Origin::File {
-                key: key.clone(),
-                key_span: n.span.clone(),
-                value_span: n.span.clone(),
-            },
-            None => crate::dialect::Origin::Default {
-                key: key.clone(),
-                relevant: false,
-                framework: String::new(),
-            },
-        },
-    };
-    let fix = ctx.set_setting(
-        &setting,
-        NewValue::Int(per_device * dp),
-        Applicability::Safe,
-        String::new(),
-    )?;
-    Some(fix.edits)
+    let present = ctx
+        .root
+        .get_path(&key.split('.').collect::<Vec<_>>())
+        .is_some();
+    Some(Some(KeyWrite {
+        key,
+        value: NewValue::Int(per_device * dp),
+        present,
+    }))
 }
 
 /// The per-device batch per optimizer step (micro-batch x accumulation), when known.
