@@ -508,3 +508,46 @@ fn apply_suppressions(
     }
     out
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_panic_becomes_an_internal_error_on_its_file() {
+        // Silence the default hook's message for this deliberate panic.
+        let hook = std::panic::take_hook();
+        std::panic::set_hook(Box::new(|_| {}));
+        let r = guarded(Path::new("bad.yaml"), || panic!("index out of range"));
+        std::panic::set_hook(hook);
+        assert!(r.internal_error);
+        assert_eq!(r.diagnostics.len(), 1);
+        let d = &r.diagnostics[0];
+        assert_eq!(d.rule.code, "HW902");
+        assert!(d.message.contains("index out of range"), "{}", d.message);
+        assert!(d.message.contains("Please report"), "{}", d.message);
+        assert!(!r.changed());
+    }
+
+    #[test]
+    fn read_text_says_why_a_file_is_not_text() {
+        let d = tempfile::tempdir().unwrap();
+        let cases: [(&str, &[u8], &str); 5] = [
+            ("le.yaml", b"\xff\xfea\x00:\x00", "UTF-16 (little-endian)"),
+            ("be.yaml", b"\xfe\xff\x00a\x00:", "UTF-16 (big-endian)"),
+            ("u32.yaml", b"\xff\xfe\x00\x00a\x00\x00\x00", "UTF-32"),
+            ("bin.yaml", b"a: 1\x00\x01", "binary"),
+            ("bad.yaml", b"a: \xc3(", "invalid UTF-8 at byte 3"),
+        ];
+        for (name, bytes, want) in cases {
+            let p = d.path().join(name);
+            std::fs::write(&p, bytes).unwrap();
+            let e = read_text(&p, MAX_FILE_BYTES).unwrap_err();
+            assert!(e.contains(want), "{name}: {e}");
+        }
+        let p = d.path().join("big.yaml");
+        std::fs::write(&p, vec![b'a'; 3 << 20]).unwrap();
+        let e = read_text(&p, 1 << 20).unwrap_err();
+        assert!(e.contains("3.0 MiB, over the 1.0 MiB limit"), "{e}");
+    }
+}

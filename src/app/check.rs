@@ -338,7 +338,9 @@ fn check_stdin(
     let settings = configs
         .config_for(&name)?
         .for_file(&name, configs.overrides())?;
-    let mut result = lint_source(&name, &text, file_format, &settings, mode);
+    let mut result = guarded(&name, || {
+        lint_source(&name, &text, file_format, &settings, mode)
+    });
     result.settings = Some(settings);
     let results = vec![result];
     let rendered = render(format, &results, args);
@@ -347,6 +349,9 @@ fn check_stdin(
         eprint!("{rendered}");
     } else {
         emit(&rendered)?;
+    }
+    if results[0].internal_error {
+        return Ok(2);
     }
     let counts = report::counts(&results);
     let failing = counts.failing > 0 || (args.exit_non_zero_on_fix && counts.fixed > 0);
