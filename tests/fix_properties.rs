@@ -810,7 +810,8 @@ fn yaml_plain_ok(s: &str) -> bool {
         )
 }
 
-fn yaml_key(it: &Item) -> String {
+/// The key as written: double-quoted or bare (the same spelling in YAML and TOML).
+fn item_key(it: &Item) -> String {
     if it.quoted_key {
         format!("\"{}\"", it.key)
     } else {
@@ -854,7 +855,7 @@ fn yaml_scalar(v: &V, st: &Style) -> String {
                 .iter()
                 .map(|i| format!(
                     "{}{}{}",
-                    yaml_key(i),
+                    item_key(i),
                     yaml_colon(st),
                     yaml_scalar(&i.value, st)
                 ))
@@ -879,7 +880,7 @@ fn yaml_map(out: &mut String, items: &[Item], depth: usize, st: &Style) {
             out.push_str(&format!("{at}# {c}\n"));
         }
         let before_colon = if st.spacing == 3 { " " } else { "" };
-        out.push_str(&format!("{pad}{}{before_colon}:", yaml_key(it)));
+        out.push_str(&format!("{pad}{}{before_colon}:", item_key(it)));
         let trailing = |out: &mut String| {
             if let Some(c) = it.trailing {
                 out.push_str(&format!("{}# {c}", st.comment_gap));
@@ -934,14 +935,6 @@ fn toml_string(s: &str, q: Q) -> String {
     }
 }
 
-fn toml_key(it: &Item) -> String {
-    if it.quoted_key {
-        format!("\"{}\"", it.key)
-    } else {
-        it.key.to_string()
-    }
-}
-
 fn toml_eq(st: &Style) -> &'static str {
     match st.spacing {
         1 => "=",
@@ -970,7 +963,7 @@ fn toml_value(v: &V, st: &Style) -> String {
             "{{ {} }}",
             items
                 .iter()
-                .map(|i| format!("{}{}{}", toml_key(i), toml_eq(st), toml_value(&i.value, st)))
+                .map(|i| format!("{}{}{}", item_key(i), toml_eq(st), toml_value(&i.value, st)))
                 .collect::<Vec<_>>()
                 .join(", ")
         ),
@@ -990,7 +983,7 @@ fn toml_keys(out: &mut String, prefix: &str, items: &[Item], in_dotted: bool, st
             V::Map(_, 0) if !in_dotted => {} // a [header] table, written after
             V::Map(m, 0 | 1) => {
                 toml_comment_line(out, it.above);
-                toml_keys(out, &format!("{prefix}{}.", toml_key(it)), m, true, st);
+                toml_keys(out, &format!("{prefix}{}.", item_key(it)), m, true, st);
             }
             v => {
                 if it.blank_before {
@@ -999,7 +992,7 @@ fn toml_keys(out: &mut String, prefix: &str, items: &[Item], in_dotted: bool, st
                 toml_comment_line(out, it.above);
                 out.push_str(&format!(
                     "{prefix}{}{}{}",
-                    toml_key(it),
+                    item_key(it),
                     toml_eq(st),
                     toml_value(v, st)
                 ));
@@ -1015,7 +1008,7 @@ fn toml_keys(out: &mut String, prefix: &str, items: &[Item], in_dotted: bool, st
 fn toml_tables(out: &mut String, prefix: &str, items: &[Item], st: &Style) {
     for it in items {
         if let V::Map(m, 0) = &it.value {
-            let name = format!("{prefix}{}", toml_key(it));
+            let name = format!("{prefix}{}", item_key(it));
             out.push('\n');
             toml_comment_line(out, it.above);
             out.push_str(&format!("[{name}]"));
@@ -1175,34 +1168,25 @@ impl std::fmt::Debug for Case {
     }
 }
 
-/// Built-in GPUs and machines of rules/hardware.toml (`None`: the default workstation).
-const TARGETS: &[&str] = &[
-    "rtx-3090",
-    "rtx-4090",
-    "rtx-5090",
-    "a10g",
-    "l4",
-    "t4",
-    "v100-16gb",
-    "v100-32gb",
-    "a100-40gb",
-    "a100-80gb",
-    "h100-pcie",
-    "h100-sxm",
-    "h200",
-    "b200",
-    "workstation",
-];
+/// Every built-in GPU and machine of rules/hardware.toml.
+fn targets() -> Vec<String> {
+    let c = hwlint::hardware::catalog();
+    c.gpus
+        .iter()
+        .map(|g| g.key.clone())
+        .chain(c.targets.keys().cloned())
+        .collect()
+}
 
 fn overrides() -> impl Strategy<Value = Overrides> {
     (
-        prop::option::weighted(0.85, select(TARGETS)),
+        prop::option::weighted(0.85, select(targets())),
         prop::option::of(1u32..=8),
         prop::option::of(select(&[1u32, 2, 4, 8, 12, 16, 32, 64, 128][..])),
         prop::option::of(select(&[8.0f64, 16.0, 32.0, 64.0, 128.0, 512.0][..])),
     )
         .prop_map(|(target, gpus, cpu_cores, ram_gb)| Overrides {
-            target: target.map(String::from),
+            target,
             gpus,
             cpu_cores,
             ram_gb,
