@@ -9,7 +9,8 @@
 #   FUZZ_SANITIZER=none ...          build without AddressSanitizer (about twice the execs/s)
 #   FUZZ_TIMEOUT=S                   seconds one input may take before it counts as a hang (20)
 #
-# Needs a nightly toolchain (`cargo +nightly`). Installs cargo-fuzz into
+# Uses the nightly toolchain when installed, else the stable one with RUSTC_BOOTSTRAP=1 (no
+# toolchain is downloaded). Installs cargo-fuzz into
 # ${CARGO_FUZZ_ROOT:-~/.cache/hwlint-fuzz/cargo-fuzz} when it is not on PATH. Seeds
 # fuzz/corpus/<target>/ from fixtures/ (copied at every run, never committed), keeps logs in
 # fuzz/logs/ and crashes in fuzz/artifacts/<target>/. Exits non-zero when a target crashed
@@ -83,13 +84,21 @@ while IFS= read -r -d '' f; do
 done < <(find fixtures -type f \( -name '*.yaml' -o -name '*.yml' -o -name '*.toml' -o -name '*.json' -o -name '*.jsonc' \) -print0 | sort -z)
 
 # --- build once, then run ---------------------------------------------------------------------
+# cargo-fuzz needs nightly rustc flags. Where no nightly toolchain is installed (and none can
+# be fetched), the stable compiler accepts them when told it is bootstrapping.
+toolchain=(+nightly)
+if ! rustup toolchain list 2>/dev/null | grep -q '^nightly'; then
+    toolchain=()
+    export RUSTC_BOOTSTRAP=1
+fi
+
 fuzz_flags=()
 if [[ -n "${FUZZ_SANITIZER:-}" ]]; then
     fuzz_flags+=(--sanitizer "$FUZZ_SANITIZER")
 fi
 mkdir -p "$fuzz/logs"
 start=$(date +%s)
-if ! cargo +nightly fuzz build "${fuzz_flags[@]}" 2>&1 | tee "$fuzz/logs/build.log" | tail -n 3; then
+if ! cargo "${toolchain[@]}" fuzz build "${fuzz_flags[@]}" 2>&1 | tee "$fuzz/logs/build.log" | tail -n 3; then
     echo "fuzz build failed: see fuzz/logs/build.log" >&2
     exit 1
 fi
@@ -105,14 +114,15 @@ if [[ -n "${FUZZ_KEEP_GOING:-}" ]]; then
     lib_args+=(-fork=1 -ignore_crashes=1 -ignore_timeouts=1 -ignore_ooms=1)
 fi
 
-marker="$fuzz/logs/.run-start"
+marker="$fuzz/logs/.run-start-$$" # per run: two runs may go side by side
+trap 'rm -f "$marker"' EXIT
 touch "$marker"
 declare -A status
 for t in "${targets[@]}"; do
     echo "=== $t: ${lib_args[*]}" >&2
     t0=$(date +%s)
     set +e
-    cargo +nightly fuzz run "${fuzz_flags[@]}" "$t" -- "${lib_args[@]}" >"$fuzz/logs/$t.log" 2>&1
+    cargo "${toolchain[@]}" fuzz run "${fuzz_flags[@]}" "$t" -- "${lib_args[@]}" >"$fuzz/logs/$t.log" 2>&1
     status[$t]=$?
     set -e
     echo "$(($(date +%s) - t0))" >"$fuzz/logs/$t.seconds"
