@@ -19,7 +19,7 @@ use hwlint::syntax::{parse, Format, Loader, MapStyle, Node, NodeKind, Value};
 use proptest::prelude::*;
 use proptest::sample::Index;
 
-const CASES: u32 = 200;
+const CASES: u32 = 1000;
 
 fn config() -> ProptestConfig {
     ProptestConfig {
