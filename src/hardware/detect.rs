@@ -477,7 +477,9 @@ pub fn write_into_config(path: &Path, table: &str) -> Result<(), String> {
     match existing {
         // Atomic, and only if nobody changed the file since it was read.
         Some(old) => {
-            crate::fix::write_atomic(path, &old, new_text.as_bytes()).map_err(|e| e.to_string())
+            // The user named this file: a symlink (a dotfiles checkout) is written through.
+            let real = std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf());
+            crate::fix::write_atomic(&real, &old, new_text.as_bytes()).map_err(|e| e.to_string())
         }
         None => {
             // `create_new`: a file that appeared since the read above is not clobbered.
@@ -950,6 +952,25 @@ mod tests {
         assert!(err.contains("not valid TOML"), "{err}");
         assert_eq!(std::fs::read_to_string(&path).unwrap(), "select = [\n");
         assert!(write_into_config(&path, "gpu = 1\n").is_err());
+    }
+
+    #[test]
+    fn write_goes_through_a_symlinked_config() {
+        let dir = tempfile::tempdir().unwrap();
+        let real = dir.path().join("dotfiles.toml");
+        std::fs::write(&real, "select = [\"HW2\"]\n").unwrap();
+        let link = dir.path().join("hwlint.toml");
+        std::os::unix::fs::symlink(&real, &link).unwrap();
+        write_into_config(&link, &detected_h100()).unwrap();
+        assert!(std::fs::symlink_metadata(&link)
+            .unwrap()
+            .file_type()
+            .is_symlink());
+        let text = std::fs::read_to_string(&real).unwrap();
+        assert!(
+            text.starts_with("select = [\"HW2\"]\n") && text.contains("[target]"),
+            "{text}"
+        );
     }
 
     #[test]
