@@ -12,6 +12,14 @@ use super::{
 };
 
 pub fn parse(text: &str, jsonc: bool) -> Result<Document, ParseError> {
+    // The first byte-order mark was stripped on reading; Python's json refuses one more.
+    if text.starts_with('\u{feff}') {
+        return Err(ParseError {
+            message: "a second byte-order mark (U+FEFF) opens the file; JSON loaders refuse it"
+                .into(),
+            span: 0..3,
+        });
+    }
     // jsonc-parser descends recursively: refuse deep input before it can exhaust the stack.
     if let Some(at) = too_deep_at(text) {
         return Err(ParseError::too_deep(at));
@@ -189,6 +197,12 @@ mod tests {
             .collect();
         let d = parse(&format!("{{{}}}", body.join(",")), false).unwrap();
         assert_eq!(d.duplicates.len(), 100_000);
+    }
+
+    #[test]
+    fn a_second_bom_is_named() {
+        let e = parse("\u{feff}{}", false).unwrap_err();
+        assert!(e.message.contains("byte-order mark"), "{}", e.message);
     }
 
     #[test]
