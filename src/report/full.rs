@@ -164,10 +164,20 @@ impl miette::Diagnostic for Rendered<'_> {
             return None;
         }
         let start = floor_char(text, span.start);
-        let end = ceil_char(
-            text,
-            span.end.min(span.start + MAX_LABEL_BYTES).min(text.len()),
-        );
+        let mut end = span.end.min(span.start + MAX_LABEL_BYTES).min(text.len());
+        // On a long line only a window of that line is shown: the label must end inside it.
+        let (line, _) = self.src.lines.position(text, start);
+        let line_start = self.src.lines.line_start(line - 1).unwrap_or(0);
+        let line_end = self.src.lines.line_start(line).unwrap_or(text.len());
+        if line_end - line_start > MAX_SNIPPET_BYTES {
+            end = end.min(
+                text[..line_end]
+                    .trim_end_matches(['\n', '\r'])
+                    .len()
+                    .max(start),
+            );
+        }
+        let end = ceil_char(text, end);
         let len = (end - start).max(1);
         Some(Box::new(std::iter::once(LabeledSpan::new(
             Some("here".into()),
@@ -229,4 +239,34 @@ fn lone_cr_as_lf(text: &str) -> Cow<'_, str> {
         .collect();
     // Only ASCII bytes were swapped for ASCII bytes.
     Cow::Owned(String::from_utf8(bytes).unwrap_or_else(|_| text.to_string()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::settings::{LoadedConfig, Overrides};
+    use std::path::Path;
+
+    fn render(name: &str, text: &str) -> String {
+        let path = Path::new(name);
+        let settings = LoadedConfig::empty()
+            .and_then(|c| c.for_file(path, &Overrides::default()))
+            .unwrap();
+        let format = crate::syntax::Format::from_path(path).unwrap();
+        let r = crate::lint::lint_source(path, text, format, &settings, crate::lint::FixMode::Off);
+        assert!(!r.diagnostics.is_empty());
+        render_full(&[r], false, false)
+    }
+
+    #[test]
+    fn a_finding_past_column_65535_shows_a_window_of_its_line() {
+        // miette pads to the column with a u16 width: this used to panic.
+        let pad = "x".repeat(70_000);
+        let text = format!(
+            "{{\"pad\": \"{pad}\", \"train_batch_size\": 64, \"train_micro_batch_size_per_gpu\": 6, \"gradient_accumulation_steps\": 4}}"
+        );
+        let out = render("ds_config.json", &text);
+        assert!(out.contains("ds_config.json:1:70"), "{out}");
+        assert!(out.lines().all(|l| l.chars().count() < 400), "{out}");
+    }
 }
