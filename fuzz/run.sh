@@ -50,7 +50,7 @@ seed() { # seed TARGET HEADER-BYTES(decimal, space-separated) FILE
     local dir="$fuzz/corpus/$1" header="" name b
     for b in $2; do header+="\\x$(printf '%02x' "$b")"; done
     name="seed-${2// /-}-$(echo "${3#fixtures/}" | tr '/' '_')"
-    { printf "$header"; cat "$3"; } >"$dir/$name"
+    { printf '%b' "$header"; cat "$3"; } >"$dir/$name"
 }
 
 for t in "${targets[@]}"; do
