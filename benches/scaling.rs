@@ -31,6 +31,11 @@ fn hf_header() -> String {
     "per_device_train_batch_size: 8\nmax_steps: 100\n".to_string()
 }
 
+/// An HF Trainer config followed by `n` copies of `line`.
+fn hf_with(line: &str, n: usize) -> String {
+    hf_header() + &line.repeat(n)
+}
+
 fn lint(name: &str, text: &str, format: Format, s: &FileSettings, mode: FixMode) -> FileResult {
     lint_source(Path::new(name), text, format, s, mode)
 }
@@ -74,10 +79,7 @@ fn stages() -> Vec<Stage> {
             name: "duplicate keys -> findings, all formats",
             base: 2_000,
             run: |n, s| {
-                let mut t = hf_header();
-                for _ in 0..n {
-                    t.push_str("max_steps: 100\n");
-                }
+                let t = hf_with("max_steps: 100\n", n);
                 all_reports(lint("args.yaml", &t, Format::Yaml, s, FixMode::Off))
             },
         },
@@ -97,10 +99,7 @@ fn stages() -> Vec<Stage> {
             name: "suppressions (unused -> HW903), all formats",
             base: 2_000,
             run: |n, s| {
-                let mut t = hf_header();
-                for _ in 0..n {
-                    t.push_str("# hwlint: ignore[HW202]\n");
-                }
+                let t = hf_with("# hwlint: ignore[HW202]\n", n);
                 all_reports(lint("args.yaml", &t, Format::Yaml, s, FixMode::Off))
             },
         },
@@ -108,10 +107,7 @@ fn stages() -> Vec<Stage> {
             name: "fixes (remove n suppressions)",
             base: 2_000,
             run: |n, s| {
-                let mut t = hf_header();
-                for _ in 0..n {
-                    t.push_str("# hwlint: ignore[HW202]\n");
-                }
+                let t = hf_with("# hwlint: ignore[HW202]\n", n);
                 let mode = FixMode::Apply(Applicability::Safe);
                 lint("args.yaml", &t, Format::Yaml, s, mode).fixed
             },
