@@ -220,12 +220,16 @@ pub fn lint_source(
         broke: None,
     };
     let mut would_fix = WouldFix::default();
-    match mode {
-        FixMode::Apply(min) => outcome = fix_to_fixpoint(&original, format, path, settings, min),
+    let (mut diagnostics, dialect) = match mode {
+        FixMode::Apply(min) => {
+            outcome = fix_to_fixpoint(&original, format, path, settings, min);
+            lint_text(&outcome.text, format, path, settings)
+        }
         FixMode::Off => {
-            let (diags, _) = lint_text(&original, format, path, settings);
+            // The text stays the original: its one lint serves both the report and the count.
+            let linted = lint_text(&original, format, path, settings);
             let has = |min: Applicability| {
-                diags.iter().any(|d| {
+                linted.0.iter().any(|d| {
                     d.fix.as_ref().is_some_and(|f| {
                         f.applicability >= min && f.applicability != Applicability::DisplayOnly
                     })
@@ -242,9 +246,9 @@ pub fn lint_source(
             if has(Applicability::Unsafe) {
                 would_fix.unsafe_too = count(Applicability::Unsafe);
             }
+            linted
         }
-    }
-    let (mut diagnostics, dialect) = lint_text(&outcome.text, format, path, settings);
+    };
     let internal_error = outcome.broke.is_some();
     if let Some(message) = outcome.broke {
         diagnostics.push(Diagnostic {
