@@ -162,19 +162,7 @@ impl Context<'_> {
         message: String,
     ) -> Option<Fix> {
         let setting = self.setup.get(concept)?;
-        self.set_setting(setting, value, applicability, message)
-    }
-
-    /// Like [`Context::set`] for a setting built by the caller.
-    pub fn set_setting(
-        &self,
-        setting: &crate::dialect::Setting,
-        value: NewValue,
-        applicability: Applicability,
-        message: String,
-    ) -> Option<Fix> {
-        let key = setting.origin.key();
-        let edit = self.write_key(key, &value, setting.origin.is_explicit())?;
+        let edit = self.write_key(setting.origin.key(), &value, setting.origin.is_explicit())?;
         Some(Fix {
             edits: vec![edit],
             applicability,
