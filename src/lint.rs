@@ -382,7 +382,8 @@ pub fn lint_text(
             );
         }
     };
-    let lines = syntax::LineIndex::new(text);
+    // Built only if a rule or a suppression needs line numbers.
+    let lines = std::cell::OnceCell::new();
     let mut out = Vec::new();
     let mut dialect_name = None;
     for root in &doc.roots {
@@ -430,7 +431,7 @@ pub fn lint_text(
 fn apply_suppressions(
     diagnostics: Vec<Diagnostic>,
     text: &str,
-    lines: &syntax::LineIndex,
+    lines: &std::cell::OnceCell<syntax::LineIndex>,
     format: Format,
     enabled: &dyn Fn(&Rule) -> bool,
 ) -> Vec<Diagnostic> {
@@ -438,6 +439,7 @@ fn apply_suppressions(
     if sups.is_empty() {
         return diagnostics;
     }
+    let lines = lines.get_or_init(|| syntax::LineIndex::new(text));
     // Each diagnostic looks only at the suppressions that can reach its line: those of the file,
     // of its own line, and of the line above.
     let mut file_wide = Vec::new();

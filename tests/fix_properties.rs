@@ -43,19 +43,10 @@ use proptest::sample::select;
 use proptest::strategy::ValueTree;
 use proptest::test_runner::{RngAlgorithm, TestRng, TestRunner};
 
-const CASES: u32 = 1000;
-
-fn config() -> ProptestConfig {
-    ProptestConfig {
-        cases: std::env::var("PROPTEST_CASES")
-            .ok()
-            .and_then(|n| n.parse().ok())
-            .unwrap_or(CASES),
-        // Keep no regression files next to the tests; failures print the minimal input.
-        failure_persistence: None,
-        ..ProptestConfig::default()
-    }
+mod support {
+    pub mod cases;
 }
+use support::cases::config;
 
 // ------------------------------------------------------------------------------------------
 // The model: a tree of keys with values, comments and a style per map

@@ -19,20 +19,10 @@ use hwlint::syntax::{parse, Format, Loader, MapStyle, Node, NodeKind, Value};
 use proptest::prelude::*;
 use proptest::sample::Index;
 
-const CASES: u32 = 1000;
-
-fn config() -> ProptestConfig {
-    ProptestConfig {
-        // `PROPTEST_CASES=5000 cargo test --test syntax_properties` for a longer run.
-        cases: std::env::var("PROPTEST_CASES")
-            .ok()
-            .and_then(|n| n.parse().ok())
-            .unwrap_or(CASES),
-        // Keep no regression files next to the tests; failures print the minimal input.
-        failure_persistence: None,
-        ..ProptestConfig::default()
-    }
+mod support {
+    pub mod cases;
 }
+use support::cases::config;
 
 // ------------------------------------------------------------------------------------------
 // The model

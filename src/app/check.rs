@@ -93,9 +93,8 @@ pub(super) fn check(args: CheckArgs) -> Result<u8, Report> {
         emit(&show_settings(&results))?;
         return Ok(0);
     }
-    let roots = linted_roots(&paths);
     if args.add_ignore {
-        let (added, write_failed) = add_ignores(&results, &roots);
+        let (added, write_failed) = add_ignores(&results, &linted_roots(&paths));
         if !args.quiet {
             eprintln!(
                 "Added {added} suppression comment{}",
@@ -122,6 +121,7 @@ pub(super) fn check(args: CheckArgs) -> Result<u8, Report> {
         }
     } else if args.fix {
         signals::install();
+        let roots = linted_roots(&paths);
         let mut written = HashSet::new();
         for r in results.iter_mut().filter(|r| r.changed()) {
             if let Err(e) = write_fixed(

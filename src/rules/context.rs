@@ -40,8 +40,8 @@ pub struct Context<'a> {
     pub dialect: &'a Dialect,
     pub target: &'a Target,
     pub text: &'a str,
-    /// Line starts of `text`, built once per file (a rule must not rebuild it per finding).
-    pub lines: &'a crate::syntax::LineIndex,
+    /// Line starts of `text`, built on first use and once per file (see [`Context::lines`]).
+    pub lines: &'a OnceCell<crate::syntax::LineIndex>,
     pub doc: &'a Document,
     pub root: &'a Node,
     pub options: &'a RuleOptions,
@@ -62,6 +62,12 @@ pub struct Violation {
 }
 
 impl Context<'_> {
+    /// The line index of the file: a rule must not rebuild it per finding.
+    pub fn lines(&self) -> &crate::syntax::LineIndex {
+        self.lines
+            .get_or_init(|| crate::syntax::LineIndex::new(self.text))
+    }
+
     /// The estimate of one training step on the target, or why there is none.
     pub fn memory(&self) -> &Result<MemoryContext, Gap> {
         self.memory.get_or_init(|| {

@@ -22,7 +22,7 @@ pub(crate) fn check(ctx: &Context) -> Vec<Violation> {
         .iter()
         .filter(|d| ctx.root.span.start <= d.second.start && d.second.end <= ctx.root.span.end)
         .map(|d| {
-            let (line, _) = ctx.lines.position(ctx.text, d.first.start);
+            let (line, _) = ctx.lines().position(ctx.text, d.first.start);
             Violation {
                 message: format!(
                     "`{}` is set twice in the same mapping (first on line {line}); the loader keeps only this last value",

@@ -191,7 +191,8 @@ mod tests {
     }
 
     #[test]
-    fn many_keys_and_duplicates_take_linear_time() {
+    fn every_duplicate_among_100k_keys_is_found() {
+        // Found through a hash map; the time is `benches/scaling.rs`'s to check.
         let body: Vec<String> = (0..100_000)
             .map(|i| format!("\"k{i}\": 1, \"k{i}\": 2"))
             .collect();
