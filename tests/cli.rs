@@ -177,7 +177,7 @@ fn json_output_and_targets() {
     assert_eq!(v[0]["code"], "HW303");
     assert_eq!(v[0]["location"]["row"], 5);
     assert_eq!(v[0]["fix"]["applicability"], "unsafe");
-    assert_eq!(v[0]["fix"]["edits"][0]["content"], "100");
+    assert_eq!(v[0]["fix"]["edits"][0]["content"], "10");
     let (code, out) = stdout(hwlint(d.path()).arg("targets"));
     assert_eq!(code, 0);
     for gpu in ["rtx-4090", "h100-sxm", "v100-16gb", "b200"] {

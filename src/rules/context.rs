@@ -268,6 +268,8 @@ impl Context<'_> {
             })?;
         let new_value = raw_value(&raw);
         let mut edits = Vec::new();
+        // The message names every key written, so the reviewer of a diff need not guess.
+        let mut said = format!("{message}: set `{}` to {raw}", source.key);
         if current.origin.is_explicit() && cur_key != source.key {
             // The key that set the old value must stop winning: a `true` flag becomes `false`.
             let node = self
@@ -283,6 +285,7 @@ impl Context<'_> {
                 node,
                 &NewValue::Bool(false),
             )?);
+            said.push_str(&format!(" and `{cur_key}` to false"));
         }
         let present = self
             .root
@@ -292,7 +295,7 @@ impl Context<'_> {
         Some(Fix {
             edits,
             applicability,
-            message,
+            message: said,
         })
     }
 }

@@ -14,11 +14,14 @@
 //!
 //! Use instead:
 //! ```yaml
-//! eval_steps: 1000
+//! eval_steps: 100
 //! ```
 //!
 //! ## Fix safety
-//! Unsafe: it sets the interval to the total steps; you may want a shorter one.
+//! Unsafe: it sets the interval to about a tenth of the run (rounded down to two significant
+//! digits), so the event happens during the run; setting it to the run length would still
+//! leave nothing before the end. How often is a trade-off only you can make (each event costs
+//! time and, for checkpoints, disk). No fix is offered for runs under 100 steps.
 
 use super::interval::interval_exceeds_run;
 use super::{Context, Violation};

@@ -26,15 +26,61 @@ pub(crate) fn interval_exceeds_run(
         interval_set.origin.describe(),
         total_set.origin.describe(),
     );
-    let fix = ctx.set(
-        concept,
-        NewValue::Int(total),
-        Applicability::Unsafe,
-        format!("set `{}` to {total}", interval_set.origin.key()),
-    );
+    // Setting the interval to the run length would only silence the rule: the event would
+    // still happen at the end alone. A tenth of the run gives ten events during it.
+    let fix = during_run(total).and_then(|every| {
+        ctx.set(
+            concept,
+            NewValue::Int(every),
+            Applicability::Unsafe,
+            format!(
+                "set `{}` to {every} (about a tenth of the {total}-step run: ten {what}s \
+                 during it instead of none before its end)",
+                interval_set.origin.key()
+            ),
+        )
+    });
     vec![Violation {
         message,
         span: ctx.span_of(concept),
         fix,
     }]
+}
+
+/// An interval that fires about ten times during a run of `total` steps, rounded down to two
+/// significant digits (2000 -> 200, 80000 -> 8000, 1234 -> 120); `None` for runs under 100
+/// steps, where an event every few steps would cost more than it saves (a smoke test).
+fn during_run(total: i64) -> Option<i64> {
+    let tenth = total / 10;
+    if tenth < 10 {
+        return None;
+    }
+    let mut unit = 1;
+    while tenth / unit >= 100 {
+        unit *= 10;
+    }
+    Some(tenth / unit * unit)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::during_run;
+
+    #[test]
+    fn a_tenth_rounded_to_two_significant_digits() {
+        assert_eq!(during_run(2000), Some(200));
+        assert_eq!(during_run(80_000), Some(8000));
+        assert_eq!(during_run(1234), Some(120));
+        assert_eq!(during_run(987_654), Some(98_000));
+        assert_eq!(during_run(100), Some(10));
+        assert_eq!(during_run(99), None);
+    }
+
+    #[test]
+    fn always_inside_the_run() {
+        for total in 100..5000 {
+            let every = during_run(total).unwrap();
+            assert!(every >= 1 && every * 10 <= total, "{total} -> {every}");
+        }
+    }
 }
