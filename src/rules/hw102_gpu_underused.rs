@@ -26,8 +26,9 @@
 //! ## Fix safety
 //! Safe when gradient accumulation is above 1: accumulation is folded into the micro-batch,
 //! keeping micro-batch x accumulation, and the new micro-batch stays under 90% of usable
-//! memory. Unsafe otherwise (raising the batch changes the effective batch and its LR). Shown
-//! but not applied under the built-in default target.
+//! memory. Shown but not applied under the built-in default target. Without accumulation to
+//! fold there is no fix: a larger batch changes the effective batch, its learning rate and the
+//! recipe's results, a choice for the author, not an edit hwlint should make.
 
 use super::memory::{
     batch_fix, batch_phrase, for_target, gib, gpu_named, largest_divisor_at_most, need_with,
@@ -38,8 +39,6 @@ use crate::dialect::Concept;
 use crate::estimate::memory::Checkpointing;
 use crate::estimate::throughput::{dispatch_seconds, gpu_seconds};
 use crate::estimate::verdict::{max_micro_batch, CHECKPOINTING_UNNEEDED_LINE, HEADROOM_LINE};
-use crate::fix::Applicability;
-use crate::syntax::edit::NewValue;
 
 /// The GPU is called launch-bound when its work takes less than this share of the host's time
 /// to issue the step: it idles at least a quarter of the step.
@@ -94,21 +93,10 @@ pub(crate) fn check(ctx: &Context) -> Vec<Violation> {
                     })
                     .flatten()
             }
-            _ => {
-                // No accumulation to fold: raise the batch to the largest power of two that fits.
-                let target = (1..=16).map(|k| 1i64 << k).filter(|b| *b <= fitting).max();
-                target.filter(|t| *t > micro).and_then(|t| {
-                    ctx.set(
-                        Concept::MicroBatch,
-                        NewValue::Int(t),
-                        Applicability::Unsafe,
-                        format!(
-                            "raise `{}` to {t} (changes the effective batch: retune the LR)",
-                            micro_set.origin.key()
-                        ),
-                    )
-                })
-            }
+            // No accumulation to fold: a larger batch would change the effective batch, and
+            // with it the learning rate and the recipe's results, which is the author's call
+            // (the message says what fits), not a fix.
+            _ => None,
         },
     );
     vec![Violation {

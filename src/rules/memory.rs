@@ -80,9 +80,19 @@ pub(crate) fn batch_fix(ctx: &Context, micro: i64, per_device: i64, why: &str) -
             }
             None => {
                 applicability = Applicability::Unsafe;
-                format!(
-                    "set `{micro_key}` to {micro} ({why}); this config has no gradient accumulation key, so the effective batch changes"
-                )
+                match ctx.dialect.settings.get(&Concept::GlobalBatch) {
+                    // Accumulation follows a global batch that is derived from the number of
+                    // GPUs, which is not known: writing it out would be a guess.
+                    Some(spec) if ctx.dialect.semantics.global_batch_minus_one_is_derived => {
+                        format!(
+                            "set `{micro_key}` to {micro} ({why}); the effective batch changes: to keep it, also set `{}` to {per_device} x the data-parallel GPUs (the number of GPUs is not known here)",
+                            spec.from.first().map_or("the global batch", |s| s.key.as_str())
+                        )
+                    }
+                    _ => format!(
+                        "set `{micro_key}` to {micro} ({why}); this config has no gradient accumulation key, so the effective batch changes"
+                    ),
+                }
             }
         },
     };
