@@ -1,7 +1,11 @@
-//! Every rule against its fixtures in fixtures/rules/<CODE>/: `bad-*` files fire the rule,
-//! `clean-*` files do not; snapshots of the concise, full and json output and of each fixed
-//! file; and a fix round trip for every bad file whose diagnostic carries a fix.
+//! Every rule against its fixtures in fixtures/rules/<CODE>/: each fixture file produces
+//! exactly its expected set of rule codes: a `bad-*` file fires the folder's rule, a `clean-*`
+//! file does not, and any other code a fixture fires is listed, with the reason, in the
+//! folder's `expect.toml` (a listed code that does not fire fails too); snapshots of the
+//! concise, full and json output and of each fixed file; and a fix round trip for every bad
+//! file whose diagnostic carries a fix.
 
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
 use hwlint::fix::Applicability;
@@ -38,12 +42,44 @@ fn files(dir: &Path) -> Vec<PathBuf> {
         let p = entry.unwrap().path();
         if p.is_dir() {
             files.extend(self::files(&p));
-        } else if p.file_name().unwrap() != "hwlint.toml" && Format::from_path(&p).is_some() {
+        } else if !["hwlint.toml", EXPECT].contains(&&*p.file_name().unwrap().to_string_lossy())
+            && Format::from_path(&p).is_some()
+        {
             files.push(p);
         }
     }
     files.sort();
     files
+}
+
+/// The per-folder list of the other codes a fixture fires: `"<path relative to the folder>" =
+/// ["HW204", ...]`, each entry with a comment saying why that finding is right.
+const EXPECT: &str = "expect.toml";
+
+/// The other codes each fixture of `dir` is expected to fire, keyed by the fixture's path.
+fn other_codes(dir: &Path) -> BTreeMap<PathBuf, BTreeSet<String>> {
+    let p = dir.join(EXPECT);
+    let Ok(text) = std::fs::read_to_string(&p) else {
+        return BTreeMap::new();
+    };
+    let table: toml::Table =
+        toml::from_str(&text).unwrap_or_else(|e| panic!("{}: {e}", p.display()));
+    table
+        .into_iter()
+        .map(|(file, codes)| {
+            let codes = codes
+                .as_array()
+                .unwrap_or_else(|| panic!("{}: `{file}` is not a list of codes", p.display()))
+                .iter()
+                .map(|c| {
+                    c.as_str()
+                        .unwrap_or_else(|| panic!("{}: `{file}`: {c} is not a code", p.display()))
+                        .to_string()
+                })
+                .collect();
+            (dir.join(file), codes)
+        })
+        .collect()
 }
 
 fn is_bad(p: &Path) -> bool {
@@ -63,6 +99,68 @@ fn every_rule_has_fixtures() {
             rule.code
         );
     }
+}
+
+#[test]
+fn every_fixture_fires_exactly_its_expected_codes() {
+    let mut wrong = Vec::new();
+    for dir in rule_dirs() {
+        let code = dir.file_name().unwrap().to_string_lossy().into_owned();
+        let fs = files(&dir);
+        let mut others = other_codes(&dir);
+        for (file, codes) in &others {
+            if !fs.contains(file) {
+                wrong.push(format!(
+                    "{}/{EXPECT}: `{}` is not a fixture of {code}",
+                    dir.display(),
+                    file.display()
+                ));
+            }
+            if codes.contains(&code) {
+                wrong.push(format!(
+                    "{}/{EXPECT}: `{}` lists the folder's own {code} (bad-* fires it, clean-* must not)",
+                    dir.display(),
+                    file.display()
+                ));
+            }
+        }
+        for path in &fs {
+            let fired: BTreeSet<String> = lint(path, FixMode::Off)
+                .diagnostics
+                .iter()
+                .map(|d| d.rule.code.to_string())
+                .collect();
+            let mut expected = others.remove(path).unwrap_or_default();
+            if is_bad(path) {
+                expected.insert(code.clone());
+            }
+            let unexpected: Vec<_> = fired.difference(&expected).collect();
+            let stale: Vec<_> = expected.difference(&fired).collect();
+            if !unexpected.is_empty() {
+                let why = if unexpected.iter().any(|c| **c == code) {
+                    format!("a clean-* file must not fire {code}")
+                } else {
+                    format!("list it in {}/{EXPECT} with the reason", dir.display())
+                };
+                wrong.push(format!(
+                    "{} fires {unexpected:?}, not expected ({why})",
+                    path.display()
+                ));
+            }
+            if !stale.is_empty() {
+                wrong.push(format!(
+                    "{} does not fire {stale:?}, expected{}",
+                    path.display(),
+                    if stale.iter().any(|c| **c == code) {
+                        String::new()
+                    } else {
+                        format!(" by {}/{EXPECT} (stale entry?)", dir.display())
+                    }
+                ));
+            }
+        }
+    }
+    assert!(wrong.is_empty(), "{}", wrong.join("\n"));
 }
 
 #[test]

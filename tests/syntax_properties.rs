@@ -10,6 +10,10 @@
 //! 2. `insert_key` into any mapping yields text that parses, holds the new key with its value at
 //!    the right path and keeps every previous key and value.
 //! 3. `parse` never panics, whatever the input.
+//! 4. Documents with lists (YAML block and flow sequences, TOML arrays, arrays of inline tables
+//!    and `[[arrays of tables]]`, JSON arrays; of scalars and of mappings) parse back exactly,
+//!    and replacing a scalar inside a list changes only the edit's bytes and re-parses to the
+//!    same tree with that one value changed.
 
 use std::collections::BTreeMap;
 
@@ -935,3 +939,417 @@ proptest! {
         all_parsers_survive(&String::from_utf8_lossy(&bytes));
     }
 }
+
+// ------------------------------------------------------------------------------------------
+// Lists: documents whose values include sequences (of scalars and of mappings)
+// ------------------------------------------------------------------------------------------
+
+/// A value of a list document: a scalar, a list of scalars, a list of flat mappings, or a flat
+/// mapping. Each list is non-empty; `flow` picks the inline spelling where the format has two
+/// (YAML `[a, b]` / block `- a`, TOML `[{..}]` / `[[table]]`, JSON compact / pretty).
+#[derive(Debug, Clone)]
+enum LValue {
+    Scalar(Scalar),
+    Scalars {
+        items: Vec<Scalar>,
+        flow: bool,
+    },
+    Maps {
+        items: Vec<Vec<(String, Scalar)>>,
+        flow: bool,
+    },
+    Map(Vec<(String, Scalar)>),
+}
+
+#[derive(Debug, Clone)]
+struct ListDoc {
+    /// The first entry is always a list.
+    entries: Vec<(String, LValue)>,
+    crlf: bool,
+}
+
+fn unique_keys<T>(v: Vec<(String, T)>) -> Vec<(String, T)> {
+    let mut seen = Vec::new();
+    v.into_iter()
+        .filter(|(k, _)| {
+            let new = !seen.contains(k);
+            seen.push(k.clone());
+            new
+        })
+        .collect()
+}
+
+fn flat_map() -> impl Strategy<Value = Vec<(String, Scalar)>> {
+    prop::collection::vec((key(), scalar()), 1..=3).prop_map(unique_keys)
+}
+
+fn list_value() -> impl Strategy<Value = LValue> {
+    prop_oneof![
+        (prop::collection::vec(scalar(), 1..=4), any::<bool>())
+            .prop_map(|(items, flow)| LValue::Scalars { items, flow }),
+        (prop::collection::vec(flat_map(), 1..=3), any::<bool>())
+            .prop_map(|(items, flow)| LValue::Maps { items, flow }),
+    ]
+}
+
+fn list_doc() -> impl Strategy<Value = ListDoc> {
+    let value = prop_oneof![
+        2 => scalar().prop_map(LValue::Scalar),
+        3 => list_value(),
+        1 => flat_map().prop_map(LValue::Map),
+    ];
+    (
+        key(),
+        list_value(),
+        prop::collection::vec((key(), value), 0..=4),
+        any::<bool>(),
+    )
+        .prop_map(|(k, first, rest, crlf)| {
+            let mut entries = vec![(k, first)];
+            entries.extend(rest);
+            ListDoc {
+                entries: unique_keys(entries),
+                crlf,
+            }
+        })
+}
+
+fn list_finish(lines: Vec<String>, doc: &ListDoc) -> String {
+    let nl = if doc.crlf { "\r\n" } else { "\n" };
+    let mut out = lines.join(nl);
+    out.push_str(nl);
+    out
+}
+
+fn render_list_yaml(doc: &ListDoc) -> String {
+    let flow_map = |m: &[(String, Scalar)]| {
+        let inner: Vec<String> = m
+            .iter()
+            .map(|(k, v)| format!("{k}: {}", yaml_scalar(v)))
+            .collect();
+        format!("{{{}}}", inner.join(", "))
+    };
+    let mut out = Vec::new();
+    for (k, v) in &doc.entries {
+        match v {
+            LValue::Scalar(s) => out.push(format!("{k}: {}", yaml_scalar(s))),
+            LValue::Map(m) => {
+                out.push(format!("{k}:"));
+                for (ck, cv) in m {
+                    out.push(format!("  {ck}: {}", yaml_scalar(cv)));
+                }
+            }
+            LValue::Scalars { items, flow: true } => {
+                let inner: Vec<String> = items.iter().map(yaml_scalar).collect();
+                out.push(format!("{k}: [{}]", inner.join(", ")));
+            }
+            LValue::Scalars { items, flow: false } => {
+                out.push(format!("{k}:"));
+                for s in items {
+                    out.push(format!("  - {}", yaml_scalar(s)));
+                }
+            }
+            LValue::Maps { items, flow: true } => {
+                let inner: Vec<String> = items.iter().map(|m| flow_map(m)).collect();
+                out.push(format!("{k}: [{}]", inner.join(", ")));
+            }
+            LValue::Maps { items, flow: false } => {
+                out.push(format!("{k}:"));
+                for m in items {
+                    for (i, (ck, cv)) in m.iter().enumerate() {
+                        let lead = if i == 0 { "  - " } else { "    " };
+                        out.push(format!("{lead}{ck}: {}", yaml_scalar(cv)));
+                    }
+                }
+            }
+        }
+    }
+    list_finish(out, doc)
+}
+
+/// TOML: root scalars and inline arrays first, then `[table]`s and `[[array of tables]]`
+/// (a key after a table header would belong to the table).
+fn render_list_toml(doc: &ListDoc) -> String {
+    let inline_table = |m: &[(String, Scalar)]| {
+        let inner: Vec<String> = m
+            .iter()
+            .map(|(k, v)| format!("{k} = {}", toml_scalar(v)))
+            .collect();
+        format!("{{ {} }}", inner.join(", "))
+    };
+    let (mut head, mut tail) = (Vec::new(), Vec::new());
+    for (k, v) in &doc.entries {
+        match v {
+            LValue::Scalar(s) => head.push(format!("{k} = {}", toml_scalar(s))),
+            LValue::Scalars { items, flow } => {
+                let inner: Vec<String> = items.iter().map(toml_scalar).collect();
+                if *flow {
+                    head.push(format!("{k} = [{}]", inner.join(", ")));
+                } else {
+                    head.push(format!("{k} = ["));
+                    for i in inner {
+                        head.push(format!("  {i},"));
+                    }
+                    head.push("]".into());
+                }
+            }
+            LValue::Maps { items, flow: true } => {
+                let inner: Vec<String> = items.iter().map(|m| inline_table(m)).collect();
+                head.push(format!("{k} = [{}]", inner.join(", ")));
+            }
+            LValue::Maps { items, flow: false } => {
+                for m in items {
+                    tail.push(String::new());
+                    tail.push(format!("[[{k}]]"));
+                    for (ck, cv) in m {
+                        tail.push(format!("{ck} = {}", toml_scalar(cv)));
+                    }
+                }
+            }
+            LValue::Map(m) => {
+                tail.push(String::new());
+                tail.push(format!("[{k}]"));
+                for (ck, cv) in m {
+                    tail.push(format!("{ck} = {}", toml_scalar(cv)));
+                }
+            }
+        }
+    }
+    head.extend(tail);
+    list_finish(head, doc)
+}
+
+fn render_list_json(doc: &ListDoc, jsonc: bool) -> String {
+    let obj = |m: &[(String, Scalar)]| {
+        let inner: Vec<String> = m
+            .iter()
+            .map(|(k, v)| format!("\"{k}\": {}", json_scalar(v, jsonc)))
+            .collect();
+        format!("{{{}}}", inner.join(", "))
+    };
+    let mut out = vec!["{".to_string()];
+    let n = doc.entries.len();
+    for (i, (k, v)) in doc.entries.iter().enumerate() {
+        let comma = if i + 1 < n { "," } else { "" };
+        match v {
+            LValue::Scalar(s) => out.push(format!("  \"{k}\": {}{comma}", json_scalar(s, jsonc))),
+            LValue::Map(m) => out.push(format!("  \"{k}\": {}{comma}", obj(m))),
+            LValue::Scalars { items, flow } => {
+                let inner: Vec<String> = items.iter().map(|s| json_scalar(s, jsonc)).collect();
+                if *flow {
+                    out.push(format!("  \"{k}\": [{}]{comma}", inner.join(", ")));
+                } else {
+                    out.push(format!("  \"{k}\": ["));
+                    out.push(format!("    {}", inner.join(",\n    ")));
+                    out.push(format!("  ]{comma}"));
+                }
+            }
+            LValue::Maps { items, flow } => {
+                let inner: Vec<String> = items.iter().map(|m| obj(m)).collect();
+                if *flow {
+                    out.push(format!("  \"{k}\": [{}]{comma}", inner.join(", ")));
+                } else {
+                    out.push(format!("  \"{k}\": ["));
+                    out.push(format!("    {}", inner.join(",\n    ")));
+                    out.push(format!("  ]{comma}"));
+                }
+            }
+        }
+    }
+    out.push("}".into());
+    // The pretty arrays put items on lines of their own; keep one line ending throughout.
+    let text = list_finish(out, doc);
+    if doc.crlf {
+        text.replace("\r\n", "\n").replace('\n', "\r\n")
+    } else {
+        text
+    }
+}
+
+fn render_list(doc: &ListDoc, format: Format) -> String {
+    match format {
+        Format::Yaml => render_list_yaml(doc),
+        Format::Toml => render_list_toml(doc),
+        Format::Json => render_list_json(doc, false),
+        Format::Jsonc => render_list_json(doc, true),
+    }
+}
+
+/// A path segment for a list item.
+fn idx(i: usize) -> String {
+    format!("[{i}]")
+}
+
+fn list_model_flat(doc: &ListDoc) -> BTreeMap<Vec<String>, Value> {
+    let mut out = BTreeMap::new();
+    for (k, v) in &doc.entries {
+        let p = |rest: &[String]| {
+            let mut p = vec![k.clone()];
+            p.extend_from_slice(rest);
+            p
+        };
+        match v {
+            LValue::Scalar(s) => {
+                out.insert(p(&[]), s.value());
+            }
+            LValue::Map(m) => {
+                for (ck, cv) in m {
+                    out.insert(p(std::slice::from_ref(ck)), cv.value());
+                }
+            }
+            LValue::Scalars { items, .. } => {
+                for (i, s) in items.iter().enumerate() {
+                    out.insert(p(&[idx(i)]), s.value());
+                }
+            }
+            LValue::Maps { items, .. } => {
+                for (i, m) in items.iter().enumerate() {
+                    for (ck, cv) in m {
+                        out.insert(p(&[idx(i), ck.clone()]), cv.value());
+                    }
+                }
+            }
+        }
+    }
+    out
+}
+
+/// Every scalar of a parsed tree with its path (`[i]` for a list item).
+fn scalars_with_lists<'a>(
+    n: &'a Node,
+    path: &mut Vec<String>,
+    out: &mut Vec<(Vec<String>, &'a Node)>,
+) {
+    match &n.kind {
+        NodeKind::Map(m) => {
+            for e in &m.entries {
+                path.push(e.key.clone());
+                scalars_with_lists(&e.value, path, out);
+                path.pop();
+            }
+        }
+        NodeKind::Seq(items) => {
+            for (i, item) in items.iter().enumerate() {
+                path.push(idx(i));
+                scalars_with_lists(item, path, out);
+                path.pop();
+            }
+        }
+        NodeKind::Scalar(_) => out.push((path.clone(), n)),
+    }
+}
+
+fn parsed_flat(root: &Node) -> BTreeMap<Vec<String>, Value> {
+    let mut all = Vec::new();
+    scalars_with_lists(root, &mut Vec::new(), &mut all);
+    all.into_iter()
+        .map(|(p, n)| match &n.kind {
+            NodeKind::Scalar(s) => (p, s.value(Loader::Yaml12)),
+            _ => unreachable!(),
+        })
+        .collect()
+}
+
+/// `parse` reads the list document back exactly; replacing a scalar inside a list (picked
+/// among the list items' scalars) changes only the edit's bytes and re-parses to the model
+/// with that one value changed, lists and all.
+fn check_list_replace(
+    doc: &ListDoc,
+    format: Format,
+    pick: Index,
+    value: &NewValue,
+) -> Result<(), TestCaseError> {
+    let text = render_list(doc, format);
+    let parsed =
+        parse(&text, format).map_err(|e| TestCaseError::fail(format!("{e:?} in\n{text}")))?;
+    prop_assert_eq!(parsed.roots.len(), 1, "one root in\n{}", text);
+    let root = &parsed.roots[0];
+    let want = list_model_flat(doc);
+    prop_assert_eq!(
+        &parsed_flat(root),
+        &want,
+        "parsed tree differs from the model in\n{}",
+        text
+    );
+    let mut all = Vec::new();
+    scalars_with_lists(root, &mut Vec::new(), &mut all);
+    let in_lists: Vec<_> = all
+        .iter()
+        .filter(|(p, _)| p.iter().any(|s| s.starts_with('[')))
+        .collect();
+    // The first entry is a non-empty list: there is always one.
+    prop_assert!(!in_lists.is_empty(), "no scalar inside a list in\n{}", text);
+    let (path, node) = in_lists[pick.index(in_lists.len())];
+    let Some(edit) = replace_scalar(&text, format, node, value) else {
+        return Err(TestCaseError::fail(format!(
+            "replace_scalar refused {path:?} in\n{text}"
+        )));
+    };
+    prop_assert_eq!(&edit.range, &node.span, "the edit replaces the token");
+    let out = apply(&text, &edit);
+    assert_only_edit_changed(&text, &out, &edit)?;
+    let reparsed = parse(&out, format).map_err(|e| {
+        TestCaseError::fail(format!(
+            "{e:?} after setting {path:?} to {value:?} in\n{text}\n---- became ----\n{out}"
+        ))
+    })?;
+    let mut want = want;
+    want.insert(path.clone(), expected(value));
+    prop_assert_eq!(
+        parsed_flat(&reparsed.roots[0]),
+        want,
+        "after setting {:?} to {:?} in\n{}\n---- became ----\n{}",
+        path,
+        value,
+        text,
+        out
+    );
+    // The list keeps its length and every other item: the flattened comparison above covers
+    // values; the shape (same number of items under the same keys) is what `strip` compares.
+    let mut shape_before = strip(root);
+    let mut shape_after = strip(&reparsed.roots[0]);
+    blank_values(&mut shape_before);
+    blank_values(&mut shape_after);
+    prop_assert_eq!(
+        shape_before,
+        shape_after,
+        "the tree's shape changed in\n{}",
+        out
+    );
+    Ok(())
+}
+
+/// The tree with every scalar replaced by the same value: its shape.
+fn blank_values(t: &mut Tree) {
+    match t {
+        Tree::Map(_, entries) => entries.iter_mut().for_each(|(_, c)| blank_values(c)),
+        Tree::Seq(items) => items.iter_mut().for_each(blank_values),
+        Tree::Val(v) => *v = Value::Int(0),
+    }
+}
+
+macro_rules! list_properties {
+    ($name:ident, $format:expr) => {
+        mod $name {
+            use super::*;
+
+            proptest! {
+                #![proptest_config(config())]
+
+                #[test]
+                fn replace_a_scalar_inside_a_list(
+                    doc in list_doc(),
+                    pick in any::<Index>(),
+                    value in new_value(),
+                ) {
+                    check_list_replace(&doc, $format, pick, &value)?;
+                }
+            }
+        }
+    };
+}
+
+list_properties!(yaml_lists, Format::Yaml);
+list_properties!(toml_lists, Format::Toml);
+list_properties!(json_lists, Format::Json);
+list_properties!(jsonc_lists, Format::Jsonc);

@@ -1,27 +1,34 @@
-//! The data in `../shared` (the corpus, the calibration rows) that some tests read. Outside CI
-//! a missing folder skips those tests, saying so; with `HWLINT_REQUIRE_SHARED` set (as `.ci/run`
-//! does) it fails them, so a CI run cannot pass by testing nothing.
-
-#![allow(dead_code)]
+//! The data the project keeps beside the repository (`../shared`: the corpus, the calibration
+//! measurements). A test that reads it asks `shared_path` and returns early on `None`; with
+//! `HWLINT_REQUIRE_SHARED` set (CI sets it), an absent folder is a failure instead of a skip,
+//! so a clone without `../shared` cannot pass those tests by not running them.
 
 use std::path::PathBuf;
 
-/// `../shared/<sub>` when it exists; `None` (after saying so) when it does not and skipping is
-/// allowed; a panic when `HWLINT_REQUIRE_SHARED` is set.
+/// `CARGO_MANIFEST_DIR/../shared/<sub>` when it exists. When it does not: panics if
+/// `HWLINT_REQUIRE_SHARED` is set (non-empty and not `0`); otherwise prints a `SKIPPED` line
+/// naming the test to standard error and returns `None`.
 pub fn shared_path(sub: &str) -> Option<PathBuf> {
-    let p = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
         .join("../shared")
         .join(sub);
-    if p.exists() {
-        return Some(p);
+    if path.exists() {
+        return Some(path);
     }
-    let required = std::env::var("HWLINT_REQUIRE_SHARED").is_ok_and(|v| !v.is_empty() && v != "0");
-    assert!(
-        !required,
-        "../shared/{sub} is absent and HWLINT_REQUIRE_SHARED is set: this test needs it"
-    );
+    let thread = std::thread::current();
+    let test = thread.name().unwrap_or("<unnamed test>");
+    let required = std::env::var("HWLINT_REQUIRE_SHARED")
+        .map(|v| !v.is_empty() && v != "0")
+        .unwrap_or(false);
+    if required {
+        panic!(
+            "{test}: ../shared/{sub} is absent ({}) and HWLINT_REQUIRE_SHARED is set: \
+             this test needs the shared data beside the repository",
+            path.display()
+        );
+    }
     eprintln!(
-        "SKIPPED: ../shared/{sub} is absent (set HWLINT_REQUIRE_SHARED=1 to make this a failure)"
+        "SKIPPED {test}: ../shared/{sub} is absent (set HWLINT_REQUIRE_SHARED=1 to make this a failure)"
     );
     None
 }
