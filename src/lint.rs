@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 
 use serde::Serialize;
 
-use crate::dialect::{self, detect};
+use crate::dialect::{self, detect, Dialect, Documents, DuplicateKeys};
 use crate::fix::{apply_fixes_indexed, Applicability, Fix};
 use crate::rules::{self, Context, Rule, Severity, RULES};
 use crate::settings::FileSettings;
@@ -397,8 +397,29 @@ pub fn lint_text(
     let lines = std::cell::OnceCell::new();
     let mut out = Vec::new();
     let mut dialect_name = None;
-    for root in &doc.roots {
-        let Some(d) = detect(&settings.dialects, root, format, path) else {
+    // Each document's dialect, recognised once. A file goes to one framework: the first
+    // document a dialect recognises says which, and so which loader reads the file.
+    let detected: Vec<Option<&Dialect>> = doc
+        .roots
+        .iter()
+        .map(|root| detect(&settings.dialects, root, format, path))
+        .collect();
+    if let Some(d) = detected.iter().flatten().next() {
+        let refused = loader_refusals(d, &doc, text, &lines);
+        if !refused.is_empty() {
+            // The framework stops at loading: nothing else in the file is checked.
+            let refused = if enabled(parse_error_rule()) {
+                refused
+            } else {
+                Vec::new()
+            };
+            let mut out = apply_suppressions(refused, text, &lines, format, &enabled);
+            out.retain(|d| d.rule.code != "HW903");
+            return (out, Some(d.name.clone()));
+        }
+    }
+    for (root, d) in doc.roots.iter().zip(detected) {
+        let Some(d) = d else {
             continue;
         };
         dialect_name.get_or_insert_with(|| d.name.clone());
@@ -438,6 +459,73 @@ pub fn lint_text(
     }
     out.sort_by(|a, b| (a.span.start, a.rule.code).cmp(&(b.span.start, b.rule.code)));
     (out, dialect_name)
+}
+
+/// Why the dialect's loader refuses a file that parses (DESIGN.md, "Which files"): a YAML
+/// stream of several documents given to a single-document loader, or a duplicate key given to
+/// a loader that rejects them. Empty when the loader takes the file.
+fn loader_refusals(
+    d: &Dialect,
+    doc: &syntax::Document,
+    text: &str,
+    lines: &std::cell::OnceCell<syntax::LineIndex>,
+) -> Vec<Diagnostic> {
+    let Some(load) = d.load.get(&doc.format) else {
+        return Vec::new();
+    };
+    let rule = parse_error_rule();
+    if load.documents == Some(Documents::Single) && doc.roots.len() > 1 {
+        return vec![Diagnostic {
+            rule,
+            message: format!(
+                "{} reads this file with {}, which accepts a single document; this file has {} (the second starts here): the framework refuses it",
+                d.title,
+                load.call,
+                doc.roots.len()
+            ),
+            span: second_document(text, &doc.roots),
+            fix: None,
+        }];
+    }
+    if load.duplicate_keys != Some(DuplicateKeys::Refuse) {
+        return Vec::new();
+    }
+    let lines = lines.get_or_init(|| syntax::LineIndex::new(text));
+    doc.duplicates
+        .iter()
+        .map(|dup| {
+            let (first, _) = lines.position(text, dup.first.start);
+            let (second, _) = lines.position(text, dup.second.start);
+            Diagnostic {
+                rule,
+                message: format!(
+                    "`{}` is set twice in the same mapping (lines {first} and {second}); {} reads this file with {}, which refuses a duplicate key: the framework refuses the file",
+                    dup.key, d.title, load.call
+                ),
+                span: dup.second.clone(),
+                fix: None,
+            }
+        })
+        .collect()
+}
+
+/// Where a YAML stream's second document starts: its `---` marker, or its first byte when
+/// the first document ended with `...` and the second has no marker.
+fn second_document(text: &str, roots: &[syntax::Node]) -> Span {
+    let start = roots[1].span.start;
+    let from = roots[0].span.end.min(start);
+    let bytes = text.as_bytes();
+    text.get(from..start)
+        .and_then(|between| {
+            between
+                .match_indices("---")
+                .map(|(i, _)| from + i)
+                .find(|&at| {
+                    (at == 0 || matches!(bytes[at - 1], b'\n' | b'\r'))
+                        && bytes.get(at + 3).is_none_or(|c| c.is_ascii_whitespace())
+                })
+        })
+        .map_or(start..start, |at| at..at + 3)
 }
 
 /// Drops what `hwlint: ignore` comments cover, and reports the comments that cover nothing or
@@ -532,6 +620,56 @@ fn apply_suppressions(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn settings(path: &Path) -> FileSettings {
+        let o = crate::settings::Overrides {
+            no_config: true,
+            ..Default::default()
+        };
+        let configs = crate::settings::ConfigResolver::new(o.clone()).unwrap();
+        configs
+            .config_for(path)
+            .unwrap()
+            .for_file(path, &o)
+            .unwrap()
+    }
+
+    fn codes(text: &str, settings: &FileSettings) -> Vec<(&'static str, usize)> {
+        let (diags, _) = lint_text(text, Format::Yaml, Path::new("x.yaml"), settings);
+        diags.iter().map(|d| (d.rule.code, d.span.start)).collect()
+    }
+
+    const TRL: &str = "model_name_or_path: Qwen/Qwen2.5-0.5B\ndataset_name: trl-lib/Capybara\noutput_dir: out\nmax_length: 2048\nper_device_train_batch_size: 4\ndataloader_num_workers: 0\n";
+
+    #[test]
+    fn a_single_document_loader_refuses_a_stream_and_nothing_else_is_checked() {
+        let s = settings(Path::new("x.yaml"));
+        // The first document no dialect knows; the second is TRL's, so TRL reads the file.
+        let text = format!("kind: notes\n---\n{TRL}");
+        assert_eq!(codes(&text, &s), [("HW902", 12)]);
+        // `...` ends the first document; the second has no `---` of its own.
+        let text = format!("{TRL}...\nlearning_rate: 1.0e-4\n");
+        assert_eq!(codes(&text, &s), [("HW902", TRL.len() + 4)]);
+        // One document between markers is one document.
+        let text = format!("---\n{TRL}...\n");
+        assert!(!codes(&text, &s).iter().any(|(c, _)| *c == "HW902"));
+        // HW902 ignored: the file is still not linted any further.
+        let mut quiet = s.clone();
+        quiet.ignore = vec!["HW902".into()];
+        assert_eq!(codes(&format!("{TRL}---\n{TRL}"), &quiet), []);
+    }
+
+    #[test]
+    fn a_dialect_that_does_not_say_how_it_loads_keeps_linting_each_document() {
+        let mut s = settings(Path::new("x.yaml"));
+        let mut dialects = (*s.dialects).clone();
+        dialects.iter_mut().for_each(|d| d.load.clear());
+        s.dialects = std::sync::Arc::new(dialects);
+        let text = format!("{TRL}dataloader_num_workers: 0\n---\n{TRL}");
+        let found = codes(&text, &s);
+        assert!(!found.iter().any(|(c, _)| *c == "HW902"), "{found:?}");
+        assert!(found.iter().any(|(c, _)| *c == "HW602"), "{found:?}");
+    }
 
     #[test]
     fn a_panic_becomes_an_internal_error_on_its_file() {

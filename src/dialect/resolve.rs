@@ -95,6 +95,7 @@ fn value_text(v: &Value) -> String {
         Value::Int(i) => i.to_string(),
         Value::Float(f) => f.to_string(),
         Value::Str(s) => s.clone(),
+        Value::Unknown => "?".into(),
     }
 }
 
@@ -108,6 +109,7 @@ fn is_symbolic(s: &str) -> bool {
 fn condition_holds(loader: Loader, root: &Node, cond: &Condition) -> Option<bool> {
     let other = match root.get_path(&path_of(&cond.key)) {
         Some(node) => match node.as_scalar() {
+            Some(s) if s.value(loader) == Value::Unknown => return None,
             Some(s) => Some(s.value(loader))
                 .filter(|v| *v != Value::Null)
                 .map(|v| value_text(&v)),
@@ -167,6 +169,21 @@ fn read_source(
         NodeKind::Seq(_) | NodeKind::Map(_) => SettingValue::Unknown("a structured value".into()),
         NodeKind::Scalar(s) => {
             let loaded = s.value(loader);
+            if loaded == Value::Unknown {
+                // A custom tag, or a tagged text the loader cannot construct: the file's
+                // own spelling says what it is.
+                let written = node
+                    .tag
+                    .as_deref()
+                    .map_or(String::new(), |t| format!("{t} "));
+                return Some((
+                    Setting {
+                        value: SettingValue::Unknown(format!("{written}{}", s.text)),
+                        origin,
+                    },
+                    false,
+                ));
+            }
             if loaded == Value::Null {
                 // `key: null` / `key:` means "use the default".
                 return None;

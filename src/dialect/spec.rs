@@ -1,7 +1,7 @@
 //! Dialect files (`rules/dialects/*.toml`): how to recognise a framework's config and where
 //! each canonical setting lives in it. Data, so a user can add a framework without Rust.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 
 use serde::Deserialize;
 
@@ -20,6 +20,10 @@ pub struct Dialect {
     pub loader: Loader,
     /// Formats this dialect appears in.
     pub formats: Vec<Format>,
+    /// How the framework reads a file of each format (`[load.yaml]`, `[load.json]`): what its
+    /// loader does with what the format allows but the framework may not accept.
+    #[serde(default)]
+    pub load: HashMap<Format, LoadSpec>,
     /// Signatures; the best-scoring one over all dialects wins.
     pub detect: Vec<Signature>,
     /// Where each canonical setting lives.
@@ -116,4 +120,36 @@ pub struct Semantics {
     /// `global_batch = -1` (or absent) means "micro-batch x data-parallel degree" (torchtitan).
     #[serde(default)]
     pub global_batch_minus_one_is_derived: bool,
+}
+
+/// What the framework's loader does with one format's files.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct LoadSpec {
+    /// The call that reads the file, as a message names it (`PyYAML \`yaml.safe_load\``).
+    pub call: String,
+    /// Whether a YAML stream of several documents is accepted; absent: not known.
+    pub documents: Option<Documents>,
+    /// What a key set twice in one mapping does; absent: not known (HW602 says "most loaders").
+    pub duplicate_keys: Option<DuplicateKeys>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Documents {
+    /// One document only (PyYAML `load`/`safe_load`: `expected a single document in the
+    /// stream`): a file with more is refused, and HW902 says so.
+    Single,
+    /// Every document is read (`load_all`): each is linted on its own.
+    Stream,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum DuplicateKeys {
+    /// The last value wins silently (PyYAML, `json.load`): HW602, a warning.
+    KeepLast,
+    /// The file is refused (OmegaConf, DeepSpeed's `dict_raise_error_on_duplicate_keys`):
+    /// HW902, an error.
+    Refuse,
 }

@@ -29,7 +29,7 @@ impl std::fmt::Display for NewValue {
 }
 
 /// Replaces a scalar's token, keeping its quote style. `None` when the node must not be
-/// edited in place (an anchor's copy, a block scalar, a container).
+/// edited in place (an anchor's copy, a block scalar, a custom-tagged scalar, a container).
 pub fn replace_scalar(text: &str, format: Format, node: &Node, value: &NewValue) -> Option<Edit> {
     if node.shared || node.span.is_empty() {
         return None;
@@ -39,7 +39,11 @@ pub fn replace_scalar(text: &str, format: Format, node: &Node, value: &NewValue)
     };
     let raw = text.get(node.span.clone())?;
     let replacement = match (value, s.kind) {
-        (_, ScalarKind::Str(Quote::Block)) => return None,
+        (_, ScalarKind::Str(Quote::Block) | ScalarKind::CustomTag) => return None,
+        // The tag goes with the old value (`!!int "0"` -> `8`); a tag not right before the
+        // value (`!!int &a "0"`) would stay and retype the new one, so that is left alone.
+        (_, ScalarKind::Tagged(_)) if !raw.starts_with('!') => return None,
+        (_, ScalarKind::Tagged(_)) => render(format, value),
         (NewValue::Str(v), ScalarKind::Str(Quote::Single)) if single_quote_safe(format, v) => {
             format!("'{v}'")
         }
@@ -366,6 +370,52 @@ mod tests {
         )
         .unwrap();
         assert_eq!(apply(t, &e), "a: 'y'  # c\nb: 0 # workers\n");
+    }
+
+    #[test]
+    fn tagged_and_anchored_scalars_are_replaced_without_breaking_the_file() {
+        let cases = [
+            // The tag goes with the old value: `!!int 8` would do, `!!str 8` would not.
+            (
+                "a: !!int \"0\"  # c\n",
+                NewValue::Int(8),
+                Some("a: 8  # c\n"),
+            ),
+            (
+                "a: !!str fp32\n",
+                NewValue::Str("bf16".into()),
+                Some("a: bf16\n"),
+            ),
+            (
+                "a: !!bool 'true'\n",
+                NewValue::Bool(false),
+                Some("a: false\n"),
+            ),
+            // The anchor stays, so its aliases still resolve.
+            (
+                "a: &w 0\nb: *w\n",
+                NewValue::Int(8),
+                Some("a: &w 8\nb: *w\n"),
+            ),
+            (
+                "a: &w !!int \"0\"\nb: *w\n",
+                NewValue::Int(8),
+                Some("a: &w 8\nb: *w\n"),
+            ),
+            // A tag behind the anchor would stay and retype the new value: no edit.
+            ("a: !!str &w x\nb: *w\n", NewValue::Int(8), None),
+            // What a custom tag's constructor makes of a value is not known.
+            ("a: !ENV 0\n", NewValue::Int(8), None),
+        ];
+        for (t, v, want) in cases {
+            let d = parse(t, Format::Yaml).unwrap();
+            let node = d.roots[0].get_path(&["a"]).unwrap();
+            let out = replace_scalar(t, Format::Yaml, node, &v).map(|e| apply(t, &e));
+            assert_eq!(out.as_deref(), want, "{t:?}");
+            if let Some(out) = out {
+                parse(&out, Format::Yaml).expect("still parses");
+            }
+        }
     }
 
     #[test]

@@ -159,6 +159,36 @@ pub enum ScalarKind {
     Null,
     /// A TOML date/time, kept as text.
     Other,
+    /// A YAML scalar with an explicit core-schema tag (`!!int "4"`, `!!str 5`): the loader
+    /// constructs the tagged type from the text, whatever its quoting.
+    Tagged(CoreTag),
+    /// A YAML scalar with any other tag (`!ENV ${X}`, `!!python/name:...`): what it becomes is
+    /// up to a constructor hwlint cannot see, so its value is unknown.
+    CustomTag,
+}
+
+/// The YAML core-schema tags every loader constructs (`tag:yaml.org,2002:<name>`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CoreTag {
+    Str,
+    Int,
+    Float,
+    Bool,
+    Null,
+}
+
+impl CoreTag {
+    /// The tag a fully resolved tag name stands for (`tag:yaml.org,2002:int`), if a core one.
+    pub fn from_tag(full: &str) -> Option<CoreTag> {
+        Some(match full.strip_prefix("tag:yaml.org,2002:")? {
+            "str" => CoreTag::Str,
+            "int" => CoreTag::Int,
+            "float" => CoreTag::Float,
+            "bool" => CoreTag::Bool,
+            "null" => CoreTag::Null,
+            _ => return None,
+        })
+    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -188,6 +218,9 @@ pub enum Value {
     Int(i64),
     Float(f64),
     Str(String),
+    /// Known only when the framework runs: a custom tag's constructor, or an explicit tag on
+    /// text the loader cannot construct that type from (`!!int "abc"` fails at load time).
+    Unknown,
 }
 
 impl Value {
@@ -210,8 +243,110 @@ impl Scalar {
             ScalarKind::Float(f) => Value::Float(f),
             ScalarKind::Bool(b) => Value::Bool(b),
             ScalarKind::Null => Value::Null,
+            ScalarKind::Tagged(tag) => resolve_tagged(&self.text, tag, loader),
+            ScalarKind::CustomTag => Value::Unknown,
         }
     }
+}
+
+/// Constructs an explicitly tagged scalar as the loader does. Every loader hwlint models
+/// builds tagged values with PyYAML's constructors (`construct_yaml_int` and friends: OmegaConf,
+/// jsonargparse and draccus subclass its loaders too), so that is what this follows; where a
+/// YAML 1.2 core-schema loader would read the text differently (`!!int "010"` is 8 in PyYAML,
+/// 10 in YAML 1.2; `1_000`, `0b1`, `1:30` are PyYAML-only), the value is unknown under
+/// [`Loader::Yaml12`] rather than a guess.
+pub fn resolve_tagged(text: &str, tag: CoreTag, loader: Loader) -> Value {
+    match tag {
+        CoreTag::Str => Value::Str(text.to_string()),
+        // PyYAML's `construct_yaml_null` ignores the text.
+        CoreTag::Null => Value::Null,
+        CoreTag::Bool => match text.to_ascii_lowercase().as_str() {
+            "true" => Value::Bool(true),
+            "false" => Value::Bool(false),
+            "yes" | "on" if loader == Loader::Yaml11 => Value::Bool(true),
+            "no" | "off" if loader == Loader::Yaml11 => Value::Bool(false),
+            _ => Value::Unknown,
+        },
+        CoreTag::Int => tagged_int(text, loader).map_or(Value::Unknown, Value::Int),
+        CoreTag::Float => tagged_float(text, loader).map_or(Value::Unknown, Value::Float),
+    }
+}
+
+/// PyYAML `construct_yaml_int`: `_` dropped, sign, `0b`/`0x`, a leading `0` is octal, `a:b`
+/// is base 60, else decimal (Python's `int`, which allows surrounding spaces).
+fn tagged_int(text: &str, loader: Loader) -> Option<i64> {
+    let t = text.trim();
+    let cleaned = t.replace('_', "");
+    let (neg, body) = match cleaned.as_bytes().first()? {
+        b'-' => (true, &cleaned[1..]),
+        b'+' => (false, &cleaned[1..]),
+        _ => (false, cleaned.as_str()),
+    };
+    let plain_decimal = !body.is_empty()
+        && body.bytes().all(|b| b.is_ascii_digit())
+        && (body == "0" || !body.starts_with('0'));
+    let agreed = plain_decimal || body.starts_with("0x");
+    if loader == Loader::Yaml12 && (!agreed || cleaned.len() != t.len()) {
+        return None;
+    }
+    let v: i128 = if body == "0" {
+        0
+    } else if let Some(bin) = body.strip_prefix("0b") {
+        i128::from_str_radix(bin, 2).ok()?
+    } else if let Some(hex) = body.strip_prefix("0x") {
+        i128::from_str_radix(hex, 16).ok()?
+    } else if let Some(oct) = body.strip_prefix('0') {
+        i128::from_str_radix(oct, 8).ok()?
+    } else if body.contains(':') {
+        let mut v: i128 = 0;
+        for part in body.split(':') {
+            v = v
+                .checked_mul(60)?
+                .checked_add(part.parse::<u32>().ok()?.into())?;
+        }
+        v
+    } else if !body.is_empty() && body.bytes().all(|b| b.is_ascii_digit()) {
+        body.parse().ok()?
+    } else {
+        return None;
+    };
+    i64::try_from(if neg { -v } else { v }).ok()
+}
+
+/// PyYAML `construct_yaml_float`: `_` dropped, lower-cased, `.inf`/`.nan`, base 60 with `:`,
+/// else Python's `float` (`1e-4`, `200`, `inf` all read).
+fn tagged_float(text: &str, loader: Loader) -> Option<f64> {
+    let t = text.trim();
+    if loader == Loader::Yaml12 && (t.contains('_') || t.contains(':')) {
+        return None;
+    }
+    let cleaned = t.replace('_', "").to_ascii_lowercase();
+    let (sign, body) = match cleaned.as_bytes().first()? {
+        b'-' => (-1.0, &cleaned[1..]),
+        b'+' => (1.0, &cleaned[1..]),
+        _ => (1.0, cleaned.as_str()),
+    };
+    match body {
+        ".inf" => return Some(sign * f64::INFINITY),
+        ".nan" => return Some(f64::NAN),
+        _ => {}
+    }
+    if body.contains(':') {
+        let mut v = 0.0;
+        for part in body.split(':') {
+            v = v * 60.0 + part.parse::<f64>().ok()?;
+        }
+        return Some(sign * v);
+    }
+    // Python's `float` also takes `inf`, `nan` and `infinity`; Rust's parse agrees on those.
+    if !body
+        .bytes()
+        .all(|b| b.is_ascii_digit() || matches!(b, b'.' | b'e' | b'-' | b'+'))
+        && !matches!(body, "inf" | "nan" | "infinity")
+    {
+        return None;
+    }
+    body.parse::<f64>().ok().map(|f| sign * f)
 }
 
 /// Types a YAML plain scalar the way PyYAML (1.1) or a YAML 1.2 core-schema loader would.
@@ -516,6 +651,40 @@ mod tests {
                 Value::Str("-0x-8000000000000000".into())
             );
         }
+    }
+
+    #[test]
+    fn tagged_scalars_are_constructed_as_pyyaml_does() {
+        use CoreTag::*;
+        let y11 = |text, tag| resolve_tagged(text, tag, Loader::Yaml11);
+        let y12 = |text, tag| resolve_tagged(text, tag, Loader::Yaml12);
+        // Checked against PyYAML 6.0.3 `yaml.safe_load("v: !!int \"4\"")` and friends.
+        assert_eq!(y11("4", Int), Value::Int(4));
+        assert_eq!(y11("+12", Int), Value::Int(12));
+        assert_eq!(y11("1_000", Int), Value::Int(1000));
+        assert_eq!(y11("010", Int), Value::Int(8));
+        assert_eq!(y11("0x1f", Int), Value::Int(31));
+        assert_eq!(y11("0b101", Int), Value::Int(5));
+        assert_eq!(y11("1:30", Int), Value::Int(90));
+        assert_eq!(y11("4.5", Int), Value::Unknown);
+        assert_eq!(y11("abc", Int), Value::Unknown);
+        assert_eq!(y11("200", Float), Value::Float(200.0));
+        assert_eq!(y11("1e-4", Float), Value::Float(1e-4));
+        assert_eq!(y11("-.inf", Float), Value::Float(f64::NEG_INFINITY));
+        assert_eq!(y11("abc", Float), Value::Unknown);
+        assert_eq!(y11("5", Str), Value::Str("5".into()));
+        assert_eq!(y11("yes", Bool), Value::Bool(true));
+        assert_eq!(y11("False", Bool), Value::Bool(false));
+        assert_eq!(y11("maybe", Bool), Value::Unknown);
+        assert_eq!(y11("x", Null), Value::Null);
+        // Where a YAML 1.2 loader would read the text otherwise, the value is not guessed.
+        assert_eq!(y12("4", Int), Value::Int(4));
+        assert_eq!(y12("0x1f", Int), Value::Int(31));
+        assert_eq!(y12("010", Int), Value::Unknown);
+        assert_eq!(y12("1_000", Int), Value::Unknown);
+        assert_eq!(y12("200", Float), Value::Float(200.0));
+        assert_eq!(y12("yes", Bool), Value::Unknown);
+        assert_eq!(y12("true", Bool), Value::Bool(true));
     }
 
     #[test]

@@ -9,8 +9,8 @@ use std::collections::{HashMap, HashSet};
 use saphyr_parser::{Event, Parser, ScalarStyle, Span as YSpan};
 
 use super::{
-    Document, DuplicateKey, Entry, Format, Map, MapStyle, Node, NodeKind, ParseError, Quote,
-    Scalar, ScalarKind, Span, MAX_DEPTH,
+    CoreTag, Document, DuplicateKey, Entry, Format, Map, MapStyle, Node, NodeKind, ParseError,
+    Quote, Scalar, ScalarKind, Span, MAX_DEPTH,
 };
 
 /// Most nodes alias expansion may create in one file; real configs stay far below it.
@@ -124,13 +124,16 @@ impl Builder<'_> {
         let sp = self.offsets.span(span);
         match event {
             Event::Scalar(value, style, anchor, tag) => {
-                let span = self.scalar_span(sp.clone(), style);
-                let kind = match style {
-                    ScalarStyle::Plain if tag.is_none() => ScalarKind::Plain,
-                    ScalarStyle::Plain => tagged_kind(&value, tag.as_deref()),
-                    ScalarStyle::SingleQuoted => ScalarKind::Str(Quote::Single),
-                    ScalarStyle::DoubleQuoted => ScalarKind::Str(Quote::Double),
-                    ScalarStyle::Literal | ScalarStyle::Folded => ScalarKind::Str(Quote::Block),
+                let (start, value_at) = self.properties(&sp, anchor != 0, tag.is_some());
+                let span = start..self.scalar_span(value_at..sp.end, style).end;
+                let kind = match (tag.as_deref(), style) {
+                    (Some(t), _) => tagged_kind(t),
+                    (None, ScalarStyle::Plain) => ScalarKind::Plain,
+                    (None, ScalarStyle::SingleQuoted) => ScalarKind::Str(Quote::Single),
+                    (None, ScalarStyle::DoubleQuoted) => ScalarKind::Str(Quote::Double),
+                    (None, ScalarStyle::Literal | ScalarStyle::Folded) => {
+                        ScalarKind::Str(Quote::Block)
+                    }
                 };
                 let node = Node {
                     span,
@@ -210,6 +213,41 @@ impl Builder<'_> {
             return Err(ParseError::too_deep(at));
         }
         Ok(())
+    }
+
+    /// saphyr's span of a scalar starts at its properties (`&anchor`, `!tag`). The anchor is
+    /// not part of the value: a fix that replaced it would orphan every `*alias` of it. The
+    /// span keeps a tag that comes right before the value (`&a !!int "4"` -> `!!int "4"`), so
+    /// that a fix replaces the tag with the value; after `!!int &a "4"` it is the bare token.
+    /// Returns where the span starts and where the value token itself starts.
+    fn properties(&self, sp: &Span, anchored: bool, tagged: bool) -> (usize, usize) {
+        if !anchored && !tagged {
+            return (sp.start, sp.start);
+        }
+        let bytes = self.text.as_bytes();
+        let mut i = sp.start;
+        let mut value_from = sp.start;
+        let mut last_tag = None;
+        // Properties are `&name` / `!tag` tokens separated by white space (and line breaks).
+        while i < sp.end && matches!(bytes.get(i), Some(b'&' | b'!')) {
+            let is_tag = bytes[i] == b'!';
+            let end = if bytes.get(i + 1) == Some(&b'<') {
+                self.text[i..sp.end].find('>').map_or(sp.end, |e| i + e + 1)
+            } else {
+                let rest = &bytes[i..sp.end];
+                i + rest
+                    .iter()
+                    .position(|b| b.is_ascii_whitespace() || b",[]{}".contains(b))
+                    .unwrap_or(rest.len())
+            };
+            last_tag = is_tag.then_some(i);
+            i = end;
+            while i < sp.end && bytes[i].is_ascii_whitespace() {
+                i += 1;
+            }
+            value_from = i;
+        }
+        (last_tag.unwrap_or(value_from), value_from)
     }
 
     /// saphyr's span of a quoted scalar runs over trailing spaces and comments; rescan to the
@@ -389,25 +427,10 @@ impl Builder<'_> {
     }
 }
 
-fn tagged_kind(value: &str, tag: Option<&saphyr_parser::Tag>) -> ScalarKind {
-    let Some(t) = tag else {
-        return ScalarKind::Plain;
-    };
-    if t.handle != "tag:yaml.org,2002:" {
-        return ScalarKind::Plain;
-    }
-    match t.suffix.as_str() {
-        "str" => ScalarKind::Str(Quote::Double),
-        "int" => value.parse().map_or(ScalarKind::Plain, ScalarKind::Int),
-        "float" => value.parse().map_or(ScalarKind::Plain, ScalarKind::Float),
-        "bool" => match value {
-            "true" | "True" | "TRUE" => ScalarKind::Bool(true),
-            "false" | "False" | "FALSE" => ScalarKind::Bool(false),
-            _ => ScalarKind::Plain,
-        },
-        "null" => ScalarKind::Null,
-        _ => ScalarKind::Plain,
-    }
+/// The kind of a tagged scalar: one of the core schema's types, or a custom tag.
+fn tagged_kind(t: &saphyr_parser::Tag) -> ScalarKind {
+    CoreTag::from_tag(&format!("{}{}", t.handle, t.suffix))
+        .map_or(ScalarKind::CustomTag, ScalarKind::Tagged)
 }
 
 /// How many nodes a node holds (itself included) and how many levels of containers (a scalar
@@ -485,6 +508,34 @@ mod tests {
             d.roots[0].get_path(&["t"]).unwrap().tag.as_deref(),
             Some("!!python/tuple")
         );
+    }
+
+    #[test]
+    fn tagged_scalars_are_typed_by_their_tag_and_spans_leave_anchors_out() {
+        use crate::syntax::{Loader, Value};
+        let t = "i: !!int \"4\"  # c\nf: !!float '200'\ns: !!str 5\nb: !!bool \"true\"\nn: !!null ''\nv: !<tag:yaml.org,2002:int> \"7\"\ne: !ENV 4\nx: &x !!int \"3\"\ny: &y 5\nbad: !!int \"abc\"\n";
+        let r = root(t);
+        let value = |k: &str| {
+            r.get_path(&[k])
+                .unwrap()
+                .as_scalar()
+                .unwrap()
+                .value(Loader::Yaml11)
+        };
+        assert_eq!(value("i"), Value::Int(4));
+        assert_eq!(value("f"), Value::Float(200.0));
+        assert_eq!(value("s"), Value::Str("5".into()));
+        assert_eq!(value("b"), Value::Bool(true));
+        assert_eq!(value("n"), Value::Null);
+        assert_eq!(value("v"), Value::Int(7));
+        assert_eq!(value("e"), Value::Unknown);
+        assert_eq!(value("x"), Value::Int(3));
+        assert_eq!(value("bad"), Value::Unknown);
+        let span = |k: &str| &t[r.get_path(&[k]).unwrap().span.clone()];
+        assert_eq!(span("i"), "!!int \"4\"");
+        assert_eq!(span("e"), "!ENV 4");
+        assert_eq!(span("x"), "!!int \"3\"");
+        assert_eq!(span("y"), "5");
     }
 
     #[test]
