@@ -211,6 +211,43 @@ fn user_dialect_from_hwlint_toml() {
     );
 }
 
+/// A loader that reads every document of a stream (declared by the user's dialect) lints each
+/// document; a model that none of them can estimate is noted once per file, not per document
+/// (issue 10: HW901 was reported twice for the same model).
+#[test]
+fn unknown_model_is_noted_once_per_file() {
+    let d = tempfile::tempdir().unwrap();
+    write(
+        d.path(),
+        "tools/sweep.toml",
+        "name = \"sweep\"\ntitle = \"Our sweep runner\"\nformats = [\"yaml\"]\n\
+         [load.yaml]\ncall = \"yaml.safe_load_all\"\ndocuments = \"stream\"\n\
+         [[detect]]\nkeys = { \"sweep.model\" = 2 }\nmin_score = 2\n\
+         [settings.model]\nfrom = [{ key = \"sweep.model\" }]\n\
+         [settings.micro_batch]\nfrom = [{ key = \"sweep.batch\" }]\n",
+    );
+    write(
+        d.path(),
+        "hwlint.toml",
+        "dialects = [\"tools/sweep.toml\"]\n",
+    );
+    write(
+        d.path(),
+        "runs.yaml",
+        "sweep:\n  model: our-org/internal-7b\n  batch: 4\n---\nsweep:\n  model: our-org/internal-7b\n  batch: 8\n",
+    );
+    let (_, out) = stdout(hwlint(d.path()).args(["runs.yaml", "--output-format", "concise"]));
+    assert_eq!(
+        out.lines().filter(|l| l.contains("HW901")).count(),
+        1,
+        "{out}"
+    );
+    assert!(
+        out.contains("runs.yaml:2:10: HW901 model `our-org/internal-7b`"),
+        "{out}"
+    );
+}
+
 #[test]
 fn torchtitan_data_parallel_degree_excludes_model_parallel() {
     let d = tempfile::tempdir().unwrap();
