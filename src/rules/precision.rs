@@ -4,13 +4,30 @@ use super::{Context, Violation};
 use crate::dialect::Concept;
 use crate::fix::Applicability;
 
-/// The mixed precision a GPU does best: bf16 where it has it, else fp16.
+/// The mixed precision a GPU does best that the dialect can write: bf16 where the GPU has it
+/// and the keys can say it, else fp16.
 pub(crate) fn best_mixed(ctx: &Context) -> &'static str {
-    if ctx.target.gpu.bf16 {
+    // Only what the framework's keys can say: LeRobot's Hydra `use_amp: true` is fp16 autocast
+    // whatever the GPU, so suggesting bf16 there would name a setting the user cannot write.
+    if ctx.target.gpu.bf16 && (expressible(ctx, "bf16-mixed") || !expressible(ctx, "fp16-mixed")) {
         "bf16-mixed"
     } else {
         "fp16-mixed"
     }
+}
+
+/// Whether one of the dialect's precision keys maps a value to `canonical`.
+fn expressible(ctx: &Context, canonical: &str) -> bool {
+    ctx.dialect
+        .settings
+        .get(&Concept::Precision)
+        .is_some_and(|spec| {
+            spec.from.iter().any(|src| {
+                src.map
+                    .as_ref()
+                    .is_some_and(|m| m.values().any(|v| v.as_str() == Some(canonical)))
+            })
+        })
 }
 
 /// `NVIDIA Tesla V100 (compute capability 7.0)`.
