@@ -8,6 +8,19 @@
 //! bare-CR line endings, an optional final newline and byte-order mark, and a random hardware
 //! target (`--target`, `--gpus`, `--cpu-cores`, `--ram-gb`).
 //!
+//! Most configs also hold lists, placed anywhere among the keys rules fix: lists of scalars
+//! (`lora_target_modules`, `report_to`, Lightning `devices`, DeepSpeed `betas` and
+//! `micro_batch_sizes`, LeRobot `episodes`, torchtitan `converters`) and lists of mappings
+//! (HF / TRL `datasets`, LeRobot `datasets`, Lightning `callbacks` and `logger`, torchtitan
+//! `training.dataset_mixture` and `validation.datasets`, DeepSpeed `stages`), some nested (a
+//! list inside a list item). List items carry keys that rules fix at their usual place
+//! (`num_workers`, `batch_size`, `bf16.enabled`, `freq`, ...): no dialect reads a key inside a
+//! list (`Node::get_path` goes through mappings only), so those must never change. Lists are
+//! written as YAML block sequences (indented or not, with comments after items and a
+//! commented-out item after the last) and flow sequences, TOML inline and multi-line arrays,
+//! arrays of inline tables and `[[array.of.tables]]` (with sub-tables) where the tables above
+//! allow them, and compact or pretty JSON arrays (JSONC comments and trailing commas inside).
+//!
 //! The properties, each run per dialect:
 //!
 //! a. Applying the fixes of one lint pass (`apply_fixes_indexed` over the Safe and Unsafe
@@ -22,11 +35,17 @@
 //! d. Safe-only fixing never changes a file when no diagnostic carries a Safe fix.
 //! e. Fixing keeps the file's line-ending style (no LF added to a CRLF or CR file, no CR added
 //!    to an LF file).
+//! f. Fixing leaves every list alone (`lists_are_kept`, checked on the output of (a)'s one
+//!    pass and of (b)'s fixpoint): each list's text is in the fixed file as often as in the
+//!    original, byte for byte, and the fixed file parses to the model's lists, the same lengths
+//!    and scalars (so no key was inserted into a list item and no item added or dropped).
 //!
 //! `generated_configs_exercise_fixes` checks, on a fixed seed, that the generators are
 //! realistic (every config parses and is recognised as its dialect; TOML and plain JSON also
-//! load in the reference parsers) and that fixes are applied in a good share of the cases, so
-//! the properties cannot pass vacuously.
+//! load in the reference parsers; the lists parse to the model's) and that fixes are applied
+//! in a good share of the cases, so the properties cannot pass vacuously; for the lists, that
+//! most configs have one, every written form occurs, and fixes land next to lists and on keys
+//! that list items hold too (`ListStats`).
 //!
 //! `PROPTEST_CASES=5000 cargo test --test fix_properties` for a longer run.
 
@@ -37,7 +56,7 @@ use std::sync::OnceLock;
 use hwlint::fix::{apply_fixes, apply_fixes_indexed, Applicability, Edit, Fix};
 use hwlint::lint::{lint_source, lint_text, Diagnostic, FileResult, FixMode};
 use hwlint::settings::{FileSettings, LoadedConfig, Overrides};
-use hwlint::syntax::{parse, strip_bom, Format};
+use hwlint::syntax::{parse, strip_bom, Format, Loader, Node, NodeKind, Value};
 use proptest::prelude::*;
 use proptest::sample::select;
 use proptest::strategy::ValueTree;
@@ -70,7 +89,17 @@ enum V {
     Bool(bool, bool),
     Str(String, Q),
     Null,
-    List(Vec<V>),
+    /// A list of scalars or of mappings: its items, whether it is written in block form where
+    /// the format has one (YAML `- item` lines, a multi-line TOML array or `[[array.of.tables]]`,
+    /// a pretty JSON array with one item per line), and a comment after each item where the
+    /// block form has room for one.
+    List {
+        items: Vec<V>,
+        block: bool,
+        comments: Vec<Option<&'static str>>,
+        /// A commented-out item after the last one (block form only).
+        after: Option<&'static str>,
+    },
     /// Entries and the map's style: 0 block / `[header]` table / pretty object; 1 flow YAML /
     /// dotted TOML keys / compact object; 2 flow YAML / inline TOML table / compact object.
     Map(Vec<Item>, u8),
@@ -221,6 +250,79 @@ fn opt(p: f64, key: &'static str, value: BoxedStrategy<V>) -> BoxedStrategy<Opti
     prop::option::weighted(p, entry(key, value)).boxed()
 }
 
+/// A comment inside a list: never a suppression, whose removal as unused (HW903) would
+/// legitimately change the list's bytes.
+fn list_comment() -> impl Strategy<Value = Option<&'static str>> {
+    prop::option::weighted(0.15, select(COMMENTS))
+}
+
+/// A list of `len` items drawn from `item`, in block or flow form.
+fn list(item: BoxedStrategy<V>, len: std::ops::RangeInclusive<usize>) -> BoxedStrategy<V> {
+    (
+        prop::collection::vec((item, list_comment()), len),
+        any::<bool>(),
+        list_comment(),
+    )
+        .prop_map(|(v, block, after)| {
+            let (items, comments) = v.into_iter().unzip();
+            V::List {
+                items,
+                block,
+                comments,
+                after,
+            }
+        })
+        .boxed()
+}
+
+/// A list with these items, in block or flow form.
+fn fixed_list(items: Vec<V>) -> BoxedStrategy<V> {
+    let n = items.len();
+    (
+        prop::collection::vec(list_comment(), n),
+        any::<bool>(),
+        list_comment(),
+    )
+        .prop_map(move |(comments, block, after)| V::List {
+            items: items.clone(),
+            block,
+            comments,
+            after,
+        })
+        .boxed()
+}
+
+/// An entry of a mapping inside a list: like `entry`, but its comments are never suppressions
+/// (see `list_comment`).
+fn list_entry(key: &'static str, value: BoxedStrategy<V>) -> BoxedStrategy<Item> {
+    (
+        value,
+        list_comment(),
+        list_comment(),
+        prop::bool::weighted(0.1),
+        prop::bool::weighted(0.05),
+    )
+        .prop_map(
+            move |(value, trailing, above, blank_before, quoted_key)| Item {
+                key,
+                value,
+                trailing,
+                above,
+                blank_before,
+                quoted_key,
+            },
+        )
+        .boxed()
+}
+
+/// `req` and `opt` for the entries of a mapping inside a list.
+fn lreq(key: &'static str, value: BoxedStrategy<V>) -> BoxedStrategy<Option<Item>> {
+    list_entry(key, value).prop_map(Some).boxed()
+}
+fn lopt(p: f64, key: &'static str, value: BoxedStrategy<V>) -> BoxedStrategy<Option<Item>> {
+    prop::option::weighted(p, list_entry(key, value)).boxed()
+}
+
 // ------------------------------------------------------------------------------------------
 // The dialects
 // ------------------------------------------------------------------------------------------
@@ -288,7 +390,29 @@ fn hf_trainer() -> BoxedStrategy<Vec<Item>> {
             "attn_implementation",
             string(&["flash_attention_2", "sdpa", "eager"]),
         ),
-        opt(0.2, "report_to", string(&["tensorboard", "wandb", "none"])),
+        opt(
+            0.3,
+            "report_to",
+            prop_oneof![
+                string(&["tensorboard", "wandb", "none"]),
+                list(string(&["tensorboard", "wandb", "mlflow"]), 1..=3),
+            ]
+            .boxed(),
+        ),
+        opt(
+            0.3,
+            "lora_target_modules",
+            list(
+                string(&["q_proj", "k_proj", "v_proj", "o_proj", "gate_proj"]),
+                1..=5,
+            ),
+        ),
+        opt(
+            0.15,
+            "label_names",
+            list(string(&["labels", "start_positions"]), 0..=2),
+        ),
+        opt(0.4, "datasets", list(hf_dataset(), 1..=3)),
         opt(0.2, "seed", int(0..=100000)),
         opt(0.2, "run_name", string(NAMES)),
         opt(0.1, "resume_from_checkpoint", Just(V::Null).boxed()),
@@ -297,6 +421,41 @@ fn hf_trainer() -> BoxedStrategy<Vec<Item>> {
             "optim",
             string(&["adamw_torch_fused", "adamw_torch", "adafactor"]),
         ),
+    ])
+}
+
+/// A dataset entry of an HF / TRL config's `datasets:` list. Beside its own keys it may carry
+/// keys a rule fixes at the top level (`dataloader_num_workers`, `per_device_train_batch_size`,
+/// ...): no rule reads a key inside a list, so a fix must leave these alone.
+fn hf_dataset() -> BoxedStrategy<V> {
+    map(vec![
+        lreq(
+            "path",
+            string(&[
+                "tatsu-lab/alpaca",
+                "HuggingFaceH4/ultrachat_200k",
+                "./données/train.jsonl",
+            ]),
+        ),
+        lopt(0.5, "split", string(&["train", "train[:10%]", "test"])),
+        lopt(0.3, "name", string(NAMES)),
+        lopt(0.3, "type", string(&["alpaca", "chat_template"])),
+        lopt(
+            0.3,
+            "data_files",
+            list(string(&["train-0.jsonl", "part_ü.parquet"]), 1..=2),
+        ),
+        lopt(0.2, "weight", float(&["0.5", "1.0"])),
+        lopt(
+            0.3,
+            "dataloader_num_workers",
+            prop_oneof![ints(&[0]), int(1..=64)].boxed(),
+        ),
+        lopt(0.2, "dataloader_pin_memory", boolean()),
+        lopt(0.2, "per_device_train_batch_size", int(1..=64)),
+        lopt(0.2, "warmup_steps", int(0..=10000)),
+        lopt(0.2, "save_steps", int(10..=10000)),
+        lopt(0.1, "bf16", boolean()),
     ])
 }
 
@@ -317,6 +476,7 @@ fn torchtitan() -> BoxedStrategy<Vec<Item>> {
                 req("name", string(&["llama3"])),
                 req("flavor", string(&["debugmodel", "8B", "70B"])),
                 opt(0.5, "hf_assets_path", string(&["./assets/hf/Llama-3.1-8B"])),
+                opt(0.3, "converters", list(string(&["float8", "mx"]), 0..=2)),
             ]),
         ),
         opt(
@@ -370,6 +530,7 @@ fn torchtitan() -> BoxedStrategy<Vec<Item>> {
                         opt(0.4, "persistent_workers", boolean()),
                     ]),
                 ),
+                opt(0.4, "dataset_mixture", list(titan_dataset(), 1..=3)),
             ]),
         ),
         opt(
@@ -388,6 +549,11 @@ fn torchtitan() -> BoxedStrategy<Vec<Item>> {
                 req("enable", boolean()),
                 opt(0.5, "folder", string(&["checkpoint", "./sauvegardes"])),
                 opt(0.8, "interval", int(100..=50000)),
+                opt(
+                    0.3,
+                    "exclude_from_loading",
+                    list(string(&["dataloader", "lr_scheduler", "optimizer"]), 1..=3),
+                ),
             ]),
         ),
         opt(
@@ -396,6 +562,20 @@ fn torchtitan() -> BoxedStrategy<Vec<Item>> {
             map(vec![
                 req("enable", boolean()),
                 opt(0.8, "freq", int(10..=50000)),
+                opt(
+                    0.3,
+                    "datasets",
+                    list(
+                        map(vec![
+                            lreq("name", string(&["c4_validation", "wikitext"])),
+                            lopt(0.5, "path", string(PATHS)),
+                            // `validation.freq` and `training.steps` are read: these are not.
+                            lopt(0.5, "freq", int(10..=50000)),
+                            lopt(0.3, "steps", int(10..=20000)),
+                        ]),
+                        1..=2,
+                    ),
+                ),
             ]),
         ),
         opt(
@@ -417,12 +597,38 @@ fn torchtitan() -> BoxedStrategy<Vec<Item>> {
     ])
 }
 
+/// An entry of torchtitan's `training.dataset_mixture` (`[[training.dataset_mixture]]` where
+/// the tables allow it), with keys that `training` and `training.dataloader` have and rules
+/// fix there, which no rule reads here.
+fn titan_dataset() -> BoxedStrategy<V> {
+    map(vec![
+        lreq("name", string(&["c4", "c4_test", "fineweb"])),
+        lopt(0.5, "path", string(PATHS)),
+        lopt(0.5, "weight", float(&["0.7", "0.3", "1.0"])),
+        lopt(0.3, "local_batch_size", int(1..=16)),
+        lopt(0.3, "seq_len", ints(&[2048, 4096, 8192])),
+        lopt(0.2, "steps", int(10..=20000)),
+        lopt(
+            0.3,
+            "dataloader",
+            map(vec![
+                lopt(
+                    0.8,
+                    "num_workers",
+                    prop_oneof![ints(&[0]), int(1..=32)].boxed(),
+                ),
+                lopt(0.6, "pin_memory", boolean()),
+            ]),
+        ),
+    ])
+}
+
 /// DeepSpeed config (JSON / JSONC).
 fn deepspeed() -> BoxedStrategy<Vec<Item>> {
     let auto = || string(&["auto"]);
     entries(vec![
         opt(
-            0.9,
+            0.95,
             "train_batch_size",
             prop_oneof![4 => int(1..=512), 1 => auto()].boxed(),
         ),
@@ -450,7 +656,7 @@ fn deepspeed() -> BoxedStrategy<Vec<Item>> {
                         opt(
                             0.5,
                             "betas",
-                            Just(V::List(vec![V::Float("0.9"), V::Float("0.999")])).boxed(),
+                            fixed_list(vec![V::Float("0.9"), V::Float("0.999")]),
                         ),
                         opt(0.5, "eps", float(&["1e-8"])),
                         opt(0.5, "weight_decay", float(&["0.01", "0.0"])),
@@ -510,6 +716,65 @@ fn deepspeed() -> BoxedStrategy<Vec<Item>> {
             ]),
         ),
         opt(0.3, "wall_clock_breakdown", boolean()),
+        opt(
+            0.3,
+            "comms_logger",
+            map(vec![
+                req("enabled", boolean()),
+                opt(0.5, "verbose", boolean()),
+                opt(
+                    0.8,
+                    "prof_ops",
+                    list(string(&["all_reduce", "all_gather", "broadcast"]), 0..=3),
+                ),
+            ]),
+        ),
+        opt(
+            0.3,
+            "elasticity",
+            map(vec![
+                req("enabled", boolean()),
+                opt(0.6, "max_train_batch_size", int(64..=4096)),
+                req("micro_batch_sizes", list(ints(&[1, 2, 4, 8, 16]), 1..=4)),
+                opt(0.5, "min_gpus", ints(&[1, 2])),
+                opt(0.5, "max_gpus", ints(&[64, 10000])),
+            ]),
+        ),
+        // Per-stage overrides as some launch scripts keep them beside the DeepSpeed config:
+        // the keys rules fix at the top level, inside list items no rule reads.
+        opt(
+            0.4,
+            "stages",
+            list(
+                map(vec![
+                    lreq("name", string(NAMES)),
+                    lopt(0.5, "train_batch_size", int(1..=512)),
+                    lopt(0.6, "train_micro_batch_size_per_gpu", int(1..=32)),
+                    lopt(0.5, "gradient_accumulation_steps", int(1..=16)),
+                    lopt(0.4, "bf16", map(vec![lreq("enabled", boolean())])),
+                    lopt(
+                        0.3,
+                        "optimizer",
+                        map(vec![
+                            lreq("type", string(&["AdamW"])),
+                            lopt(
+                                0.7,
+                                "params",
+                                map(vec![
+                                    lreq("lr", float(LRS)),
+                                    lopt(
+                                        0.5,
+                                        "betas",
+                                        fixed_list(vec![V::Float("0.9"), V::Float("0.95")]),
+                                    ),
+                                ]),
+                            ),
+                        ]),
+                    ),
+                ]),
+                1..=3,
+            ),
+        ),
     ])
 }
 
@@ -529,6 +794,7 @@ fn lerobot() -> BoxedStrategy<Vec<Item>> {
                 ),
                 opt(0.5, "root", Just(V::Null).boxed()),
                 opt(0.5, "video_backend", string(&["pyav", "torchcodec"])),
+                opt(0.4, "episodes", list(int(0..=200), 0..=4)),
                 opt(0.3, "image_transforms", map(vec![req("enable", boolean())])),
             ]),
         ),
@@ -558,6 +824,13 @@ fn lerobot() -> BoxedStrategy<Vec<Item>> {
                 opt(0.3, "push_to_hub", boolean()),
                 opt(0.2, "gradient_checkpointing", boolean()),
                 opt(0.3, "chunk_size", ints(&[50, 100])),
+                opt(
+                    0.3,
+                    "optimizer_betas",
+                    fixed_list(vec![V::Float("0.95"), V::Float("0.999")]),
+                ),
+                opt(0.3, "down_dims", list(ints(&[256, 512, 1024, 2048]), 1..=3)),
+                opt(0.2, "crop_shape", fixed_list(vec![V::Int(84), V::Int(84)])),
             ]),
         ),
         opt(0.6, "output_dir", string(PATHS)),
@@ -586,6 +859,57 @@ fn lerobot() -> BoxedStrategy<Vec<Item>> {
                 opt(0.5, "project", string(&["lerobot", "robot-été"])),
             ]),
         ),
+        // A multi-dataset list whose entries carry the top-level keys rules fix (`batch_size`,
+        // `num_workers`, `steps`, ...), which no rule reads inside a list.
+        opt(
+            0.4,
+            "datasets",
+            list(
+                map(vec![
+                    lreq(
+                        "repo_id",
+                        string(&["lerobot/pusht", "lerobot/aloha_sim_insertion_human"]),
+                    ),
+                    lopt(0.4, "episodes", list(int(0..=200), 1..=3)),
+                    lopt(0.3, "root", Just(V::Null).boxed()),
+                    lopt(0.4, "batch_size", int(1..=256)),
+                    lopt(
+                        0.4,
+                        "num_workers",
+                        prop_oneof![ints(&[0]), int(1..=32)].boxed(),
+                    ),
+                    lopt(0.3, "steps", int(1000..=300000)),
+                    lopt(0.3, "save_freq", int(1000..=300000)),
+                    lopt(0.2, "persistent_workers", boolean()),
+                ]),
+                1..=3,
+            ),
+        ),
+    ])
+}
+
+/// A Lightning CLI `trainer.callbacks` entry.
+fn lightning_callback() -> BoxedStrategy<V> {
+    map(vec![
+        lreq(
+            "class_path",
+            string(&[
+                "lightning.pytorch.callbacks.ModelCheckpoint",
+                "lightning.pytorch.callbacks.EarlyStopping",
+                "lightning.pytorch.callbacks.LearningRateMonitor",
+            ]),
+        ),
+        lopt(
+            0.7,
+            "init_args",
+            map(vec![
+                lopt(0.6, "monitor", string(&["val_loss", "val/acc"])),
+                lopt(0.4, "save_top_k", ints(&[-1, 1, 3])),
+                lopt(0.3, "every_n_train_steps", int(100..=10000)),
+                lopt(0.3, "patience", int(1..=10)),
+                lopt(0.2, "mode", string(&["min", "max"])),
+            ]),
+        ),
     ])
 }
 
@@ -602,6 +926,25 @@ fn lightning() -> BoxedStrategy<Vec<Item>> {
             ),
             opt(0.6, "pin_memory", boolean()),
             opt(0.6, "persistent_workers", boolean()),
+            // A concatenated data module's parts, each with loader keys no rule reads there.
+            opt(
+                0.3,
+                "datasets",
+                list(
+                    map(vec![
+                        lreq("name", string(&["cifar10", "imagenet_val", "données"])),
+                        lopt(0.5, "root", string(PATHS)),
+                        lopt(0.5, "batch_size", int(1..=512)),
+                        lopt(
+                            0.5,
+                            "num_workers",
+                            prop_oneof![ints(&[0]), int(1..=64)].boxed(),
+                        ),
+                        lopt(0.4, "pin_memory", boolean()),
+                    ]),
+                    1..=3,
+                ),
+            ),
         ]
     };
     entries(vec![
@@ -615,7 +958,7 @@ fn lightning() -> BoxedStrategy<Vec<Item>> {
                     "devices",
                     prop_oneof![
                         ints(&[1, 2, 4, 8]),
-                        Just(V::List(vec![V::Int(0), V::Int(1)])).boxed(),
+                        list(ints(&[0, 1, 2, 3]), 1..=4),
                         string(&["auto"]),
                     ]
                     .boxed(),
@@ -655,6 +998,28 @@ fn lightning() -> BoxedStrategy<Vec<Item>> {
                 opt(0.3, "accumulate_grad_batches", int(1..=8)),
                 opt(0.3, "log_every_n_steps", int(1..=100)),
                 opt(0.2, "gradient_clip_val", float(&["1.0", "0.5"])),
+                opt(0.4, "callbacks", list(lightning_callback(), 1..=3)),
+                opt(
+                    0.2,
+                    "logger",
+                    list(
+                        map(vec![
+                            lreq(
+                                "class_path",
+                                string(&["lightning.pytorch.loggers.TensorBoardLogger"]),
+                            ),
+                            lopt(
+                                0.7,
+                                "init_args",
+                                map(vec![
+                                    lreq("save_dir", string(PATHS)),
+                                    lopt(0.5, "name", string(NAMES)),
+                                ]),
+                            ),
+                        ]),
+                        1..=2,
+                    ),
+                ),
             ]),
         ),
         req(
@@ -670,6 +1035,7 @@ fn lightning() -> BoxedStrategy<Vec<Item>> {
                     map(vec![
                         opt(0.8, "lr", float(LRS)),
                         opt(0.5, "arch", string(&["resnet50", "resnet18"])),
+                        opt(0.3, "hidden_dims", list(ints(&[64, 128, 256]), 1..=3)),
                     ]),
                 ),
             ]),
@@ -720,8 +1086,9 @@ struct Style {
     spacing: u8,
     /// What separates a value from its trailing comment: `  `, ` ` or a tab.
     comment_gap: &'static str,
-    /// YAML: lists as block sequences (`- 0` lines) rather than `[0, 1]`.
-    block_lists: bool,
+    /// YAML: block sequences start at their key's column (`key:` / `- a`) rather than one
+    /// indent in.
+    indentless_lists: bool,
     /// Two spaces at the end of every line.
     trailing_spaces: bool,
     /// YAML: comment lines above nested entries start at column 0.
@@ -749,7 +1116,7 @@ fn style() -> impl Strategy<Value = Style> {
             prop::bool::weighted(0.1),
             prop::bool::weighted(0.2),
             select(&["  ", " ", "\t"][..]),
-            prop::bool::weighted(0.5),
+            prop::bool::weighted(0.3),
         ),
     )
         .prop_map(
@@ -762,7 +1129,7 @@ fn style() -> impl Strategy<Value = Style> {
                     trailing_spaces,
                     comments_at_col0,
                     comment_gap,
-                    block_lists,
+                    indentless_lists,
                 ),
             )| Style {
                 line_ending,
@@ -777,7 +1144,7 @@ fn style() -> impl Strategy<Value = Style> {
                 trailing_spaces,
                 comments_at_col0,
                 comment_gap,
-                block_lists,
+                indentless_lists,
             },
         )
 }
@@ -819,7 +1186,8 @@ fn yaml_colon(st: &Style) -> &'static str {
     }
 }
 
-fn yaml_scalar(v: &V, st: &Style) -> String {
+/// A scalar or a flow collection; every list in it is added to `lists`.
+fn yaml_scalar(v: &V, st: &Style, lists: &mut Lists) -> String {
     match v {
         V::Int(i) => i.to_string(),
         V::Float(f) => f.to_string(),
@@ -832,14 +1200,18 @@ fn yaml_scalar(v: &V, st: &Style) -> String {
         V::Str(s, Q::Plain) if yaml_plain_ok(s) => s.clone(),
         V::Str(s, Q::Single) => format!("'{}'", s.replace('\'', "''")),
         V::Str(s, _) => format!("\"{}\"", s.replace('\\', "\\\\").replace('"', "\\\"")),
-        V::List(items) => format!(
-            "[{}]",
-            items
-                .iter()
-                .map(|v| yaml_scalar(v, st))
-                .collect::<Vec<_>>()
-                .join(", ")
-        ),
+        V::List { items, .. } => {
+            let s = format!(
+                "[{}]",
+                items
+                    .iter()
+                    .map(|v| yaml_scalar(v, st, lists))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            );
+            lists.push(s.clone());
+            s
+        }
         V::Map(items, _) => format!(
             "{{{}}}",
             items
@@ -848,7 +1220,7 @@ fn yaml_scalar(v: &V, st: &Style) -> String {
                     "{}{}{}",
                     item_key(i),
                     yaml_colon(st),
-                    yaml_scalar(&i.value, st)
+                    yaml_scalar(&i.value, st, lists)
                 ))
                 .collect::<Vec<_>>()
                 .join(", ")
@@ -856,9 +1228,26 @@ fn yaml_scalar(v: &V, st: &Style) -> String {
     }
 }
 
-fn yaml_map(out: &mut String, items: &[Item], depth: usize, st: &Style) {
-    let pad = " ".repeat(depth * st.indent);
-    for it in items {
+/// The text of every list as the renderer writes it (before line endings are applied), so
+/// that the properties can find each list in the fixed text.
+type Lists = Vec<String>;
+
+/// The entries of a block mapping whose keys start at column `col`. With `dash`, the mapping
+/// is a list item: its first entry follows `- ` at that column.
+fn yaml_map(
+    out: &mut String,
+    items: &[Item],
+    col: usize,
+    dash: Option<usize>,
+    st: &Style,
+    lists: &mut Lists,
+) {
+    let pad = " ".repeat(col);
+    for (n, it) in items.iter().enumerate() {
+        let (lead, comment_pad) = match dash {
+            Some(d) if n == 0 => (format!("{}- ", " ".repeat(d)), " ".repeat(d)),
+            _ => (pad.clone(), pad.clone()),
+        };
         if it.blank_before {
             out.push('\n');
         }
@@ -866,12 +1255,12 @@ fn yaml_map(out: &mut String, items: &[Item], depth: usize, st: &Style) {
             let at = if st.comments_at_col0 {
                 ""
             } else {
-                pad.as_str()
+                comment_pad.as_str()
             };
             out.push_str(&format!("{at}# {c}\n"));
         }
         let before_colon = if st.spacing == 3 { " " } else { "" };
-        out.push_str(&format!("{pad}{}{before_colon}:", item_key(it)));
+        out.push_str(&format!("{lead}{}{before_colon}:", item_key(it)));
         let trailing = |out: &mut String| {
             if let Some(c) = it.trailing {
                 out.push_str(&format!("{}# {c}", st.comment_gap));
@@ -883,22 +1272,31 @@ fn yaml_map(out: &mut String, items: &[Item], depth: usize, st: &Style) {
             V::Map(m, 0) if !m.is_empty() => {
                 trailing(out);
                 out.push('\n');
-                yaml_map(out, m, depth + 1, st);
+                yaml_map(out, m, col + st.indent, None, st, lists);
             }
-            V::List(l) if st.block_lists && !l.is_empty() => {
+            V::List {
+                items: l,
+                block: true,
+                comments,
+                after,
+            } if !l.is_empty() => {
                 trailing(out);
                 out.push('\n');
-                for v in l {
-                    out.push_str(&format!(
-                        "{pad}{}- {}\n",
-                        " ".repeat(st.indent),
-                        yaml_scalar(v, st)
-                    ));
+                let start = out.len();
+                let d = if st.indentless_lists {
+                    col
+                } else {
+                    col + st.indent
+                };
+                yaml_list(out, l, comments, d, st, lists);
+                lists.push(out[start..out.len() - 1].to_string());
+                if let Some(c) = after {
+                    out.push_str(&format!("{}# - {c}\n", " ".repeat(d)));
                 }
             }
             v => {
                 out.push_str(colon);
-                out.push_str(&yaml_scalar(v, st));
+                out.push_str(&yaml_scalar(v, st, lists));
                 trailing(out);
                 out.push('\n');
             }
@@ -906,7 +1304,35 @@ fn yaml_map(out: &mut String, items: &[Item], depth: usize, st: &Style) {
     }
 }
 
-fn render_yaml(items: &[Item], st: &Style) -> String {
+/// A block sequence whose `- ` are at column `dash`: scalars and flow collections on the dash
+/// line, block mappings starting there.
+fn yaml_list(
+    out: &mut String,
+    items: &[V],
+    comments: &[Option<&'static str>],
+    dash: usize,
+    st: &Style,
+    lists: &mut Lists,
+) {
+    for (v, c) in items.iter().zip(comments) {
+        match v {
+            V::Map(m, 0) if !m.is_empty() => yaml_map(out, m, dash + 2, Some(dash), st, lists),
+            v => {
+                out.push_str(&format!(
+                    "{}- {}",
+                    " ".repeat(dash),
+                    yaml_scalar(v, st, lists)
+                ));
+                if let Some(c) = c {
+                    out.push_str(&format!("{}# {c}", st.comment_gap));
+                }
+                out.push('\n');
+            }
+        }
+    }
+}
+
+fn render_yaml(items: &[Item], st: &Style, lists: &mut Lists) -> String {
     let mut out = String::new();
     if let Some(c) = st.header {
         out.push_str(&format!("# {c}\n"));
@@ -914,7 +1340,7 @@ fn render_yaml(items: &[Item], st: &Style) -> String {
     if st.marker {
         out.push_str("---\n");
     }
-    yaml_map(&mut out, items, 0, st);
+    yaml_map(&mut out, items, 0, None, st, lists);
     out
 }
 
@@ -934,7 +1360,8 @@ fn toml_eq(st: &Style) -> &'static str {
     }
 }
 
-fn toml_value(v: &V, st: &Style) -> String {
+/// A value on one line; every list in it is added to `lists`.
+fn toml_value(v: &V, st: &Style, lists: &mut Lists) -> String {
     match v {
         V::Int(i) => i.to_string(),
         V::Float(f) => f.to_string(),
@@ -942,19 +1369,28 @@ fn toml_value(v: &V, st: &Style) -> String {
         // TOML has no null: real configs leave the key out, or write an empty string.
         V::Null => "\"\"".into(),
         V::Str(s, q) => toml_string(s, *q),
-        V::List(items) => format!(
-            "[{}]",
-            items
-                .iter()
-                .map(|v| toml_value(v, st))
-                .collect::<Vec<_>>()
-                .join(", ")
-        ),
+        V::List { items, .. } => {
+            let s = format!(
+                "[{}]",
+                items
+                    .iter()
+                    .map(|v| toml_value(v, st, lists))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            );
+            lists.push(s.clone());
+            s
+        }
         V::Map(items, _) => format!(
             "{{ {} }}",
             items
                 .iter()
-                .map(|i| format!("{}{}{}", item_key(i), toml_eq(st), toml_value(&i.value, st)))
+                .map(|i| format!(
+                    "{}{}{}",
+                    item_key(i),
+                    toml_eq(st),
+                    toml_value(&i.value, st, lists)
+                ))
                 .collect::<Vec<_>>()
                 .join(", ")
         ),
@@ -967,28 +1403,86 @@ fn toml_comment_line(out: &mut String, c: Option<&str>) {
     }
 }
 
+/// The mappings of a block list of mappings, which a header table (or the root) writes as
+/// `[[array.of.tables]]`.
+fn toml_array_of_tables(v: &V) -> Option<&[V]> {
+    match v {
+        V::List {
+            items, block: true, ..
+        } if !items.is_empty() && items.iter().all(|i| matches!(i, V::Map(..))) => Some(items),
+        _ => None,
+    }
+}
+
 /// `key = value` lines (dotted keys for style-1 maps) under the current table.
-fn toml_keys(out: &mut String, prefix: &str, items: &[Item], in_dotted: bool, st: &Style) {
+fn toml_keys(
+    out: &mut String,
+    prefix: &str,
+    items: &[Item],
+    in_dotted: bool,
+    st: &Style,
+    lists: &mut Lists,
+) {
     for it in items {
         match &it.value {
             V::Map(_, 0) if !in_dotted => {} // a [header] table, written after
+            v if !in_dotted && toml_array_of_tables(v).is_some() => {} // [[tables]], after
             V::Map(m, 0 | 1) => {
                 toml_comment_line(out, it.above);
-                toml_keys(out, &format!("{prefix}{}.", item_key(it)), m, true, st);
+                toml_keys(
+                    out,
+                    &format!("{prefix}{}.", item_key(it)),
+                    m,
+                    true,
+                    st,
+                    lists,
+                );
             }
             v => {
                 if it.blank_before {
                     out.push('\n');
                 }
                 toml_comment_line(out, it.above);
-                out.push_str(&format!(
-                    "{prefix}{}{}{}",
-                    item_key(it),
-                    toml_eq(st),
-                    toml_value(v, st)
-                ));
-                if let Some(c) = it.trailing {
-                    out.push_str(&format!("{}# {c}", st.comment_gap));
+                out.push_str(&format!("{prefix}{}{}", item_key(it), toml_eq(st)));
+                match v {
+                    // A multi-line array, a comment after `[` and after any item.
+                    V::List {
+                        items: l,
+                        block: true,
+                        comments,
+                        after,
+                    } if !l.is_empty() => {
+                        out.push('[');
+                        if let Some(c) = it.trailing {
+                            out.push_str(&format!("{}# {c}", st.comment_gap));
+                        }
+                        out.push('\n');
+                        // The list's text from its first item: the entry's comment after `[`
+                        // may be a suppression that HW903 removes.
+                        let start = out.len();
+                        for (i, (x, c)) in l.iter().zip(comments).enumerate() {
+                            out.push_str(&" ".repeat(st.indent));
+                            out.push_str(&toml_value(x, st, lists));
+                            if i + 1 < l.len() || st.trailing_commas {
+                                out.push(',');
+                            }
+                            if let Some(c) = c {
+                                out.push_str(&format!("{}# {c}", st.comment_gap));
+                            }
+                            out.push('\n');
+                        }
+                        if let Some(c) = after {
+                            out.push_str(&format!("{}# {c}\n", " ".repeat(st.indent)));
+                        }
+                        out.push(']');
+                        lists.push(out[start..].to_string());
+                    }
+                    v => {
+                        out.push_str(&toml_value(v, st, lists));
+                        if let Some(c) = it.trailing {
+                            out.push_str(&format!("{}# {c}", st.comment_gap));
+                        }
+                    }
                 }
                 out.push('\n');
             }
@@ -996,10 +1490,12 @@ fn toml_keys(out: &mut String, prefix: &str, items: &[Item], in_dotted: bool, st
     }
 }
 
-fn toml_tables(out: &mut String, prefix: &str, items: &[Item], st: &Style) {
+/// The `[header]` tables and `[[arrays of tables]]` under a header table (or the root), in
+/// entry order, after its keys.
+fn toml_tables(out: &mut String, prefix: &str, items: &[Item], st: &Style, lists: &mut Lists) {
     for it in items {
+        let name = format!("{prefix}{}", item_key(it));
         if let V::Map(m, 0) = &it.value {
-            let name = format!("{prefix}{}", item_key(it));
             out.push('\n');
             toml_comment_line(out, it.above);
             out.push_str(&format!("[{name}]"));
@@ -1007,19 +1503,43 @@ fn toml_tables(out: &mut String, prefix: &str, items: &[Item], st: &Style) {
                 out.push_str(&format!("  # {c}"));
             }
             out.push('\n');
-            toml_keys(out, "", m, false, st);
-            toml_tables(out, &format!("{name}."), m, st);
+            toml_keys(out, "", m, false, st, lists);
+            toml_tables(out, &format!("{name}."), m, st, lists);
+        } else if let Some(tables) = toml_array_of_tables(&it.value) {
+            for (i, t) in tables.iter().enumerate() {
+                let V::Map(m, _) = t else { unreachable!() };
+                out.push('\n');
+                if i == 0 {
+                    toml_comment_line(out, it.above);
+                }
+                // Each table of the array, sub-tables and all, is one list item's text (from
+                // the line after the first header when the entry's comment is on it: it may be
+                // a suppression that HW903 removes, with the line's end).
+                let mut start = out.len();
+                out.push_str(&format!("[[{name}]]"));
+                let commented = i == 0 && it.trailing.is_some();
+                if let (true, Some(c)) = (commented, it.trailing) {
+                    out.push_str(&format!("  # {c}"));
+                }
+                out.push('\n');
+                if commented {
+                    start = out.len();
+                }
+                toml_keys(out, "", m, false, st, lists);
+                toml_tables(out, &format!("{name}."), m, st, lists);
+                lists.push(out[start..out.len() - 1].to_string());
+            }
         }
     }
 }
 
-fn render_toml(items: &[Item], st: &Style) -> String {
+fn render_toml(items: &[Item], st: &Style, lists: &mut Lists) -> String {
     let mut out = String::new();
     if let Some(c) = st.header {
         out.push_str(&format!("# {c}\n"));
     }
-    toml_keys(&mut out, "", items, false, st);
-    toml_tables(&mut out, "", items, st);
+    toml_keys(&mut out, "", items, false, st, lists);
+    toml_tables(&mut out, "", items, st, lists);
     out
 }
 
@@ -1052,22 +1572,53 @@ fn json_colon(st: &Style) -> &'static str {
     }
 }
 
-fn json_value(out: &mut String, v: &V, depth: usize, st: &Style) {
+fn json_value(out: &mut String, v: &V, depth: usize, st: &Style, lists: &mut Lists) {
     match v {
         V::Int(i) => out.push_str(&i.to_string()),
         V::Float(f) => out.push_str(f),
         V::Bool(b, _) => out.push_str(&b.to_string()),
         V::Null => out.push_str("null"),
         V::Str(s, q) => out.push_str(&json_string(s, *q)),
-        V::List(items) => {
+        // Pretty, one item per line (a comment after any) in a pretty document.
+        V::List {
+            items,
+            block: true,
+            comments,
+            after,
+        } if st.marker && !items.is_empty() => {
+            let start = out.len();
+            let pad = " ".repeat((depth + 1) * st.indent);
+            let with_comments = st.json_comments && st.line_ending != LineEnding::Cr;
+            out.push_str("[\n");
+            for (i, (x, c)) in items.iter().zip(comments).enumerate() {
+                out.push_str(&pad);
+                json_value(out, x, depth + 1, st, lists);
+                if i + 1 < items.len() || st.trailing_commas {
+                    out.push(',');
+                }
+                if let (true, Some(c)) = (with_comments, c) {
+                    out.push_str(&format!("{}// {c}", st.comment_gap));
+                }
+                out.push('\n');
+            }
+            if let (true, Some(c)) = (with_comments, after) {
+                out.push_str(&format!("{pad}// {c}\n"));
+            }
+            out.push_str(&" ".repeat(depth * st.indent));
+            out.push(']');
+            lists.push(out[start..].to_string());
+        }
+        V::List { items, .. } => {
+            let start = out.len();
             out.push('[');
             for (i, x) in items.iter().enumerate() {
                 if i > 0 {
-                    out.push_str(", ");
+                    out.push_str(if st.spacing == 1 { "," } else { ", " });
                 }
-                json_value(out, x, depth, st);
+                json_value(out, x, depth, st, lists);
             }
             out.push(']');
+            lists.push(out[start..].to_string());
         }
         V::Map(items, _) if items.is_empty() => out.push_str("{}"),
         V::Map(items, style) if !st.marker || (*style == 2 && depth > 0) => {
@@ -1078,7 +1629,7 @@ fn json_value(out: &mut String, v: &V, depth: usize, st: &Style) {
                 }
                 out.push_str(&json_string(it.key, Q::Double));
                 out.push_str(json_colon(st));
-                json_value(out, &it.value, depth + 1, st);
+                json_value(out, &it.value, depth + 1, st, lists);
             }
             out.push('}');
         }
@@ -1098,7 +1649,7 @@ fn json_value(out: &mut String, v: &V, depth: usize, st: &Style) {
                 out.push_str(&pad);
                 out.push_str(&json_string(it.key, Q::Double));
                 out.push_str(json_colon(st));
-                json_value(out, &it.value, depth + 1, st);
+                json_value(out, &it.value, depth + 1, st, lists);
                 if i + 1 < items.len() || st.trailing_commas {
                     out.push(',');
                 }
@@ -1115,14 +1666,14 @@ fn json_value(out: &mut String, v: &V, depth: usize, st: &Style) {
     }
 }
 
-fn render_json(items: &[Item], st: &Style) -> String {
+fn render_json(items: &[Item], st: &Style, lists: &mut Lists) -> String {
     let mut out = String::new();
     if st.json_comments && st.line_ending != LineEnding::Cr {
         if let Some(c) = st.header {
             out.push_str(&format!("// {c}\n"));
         }
     }
-    json_value(&mut out, &V::Map(items.to_vec(), 0), 0, st);
+    json_value(&mut out, &V::Map(items.to_vec(), 0), 0, st, lists);
     out.push('\n');
     out
 }
@@ -1139,6 +1690,11 @@ struct Case {
     path: PathBuf,
     text: String,
     overrides: Overrides,
+    /// The text of each list as it stands in `text` (a flow list, the lines of a block list
+    /// from its first item to its last, one table of a TOML array of tables).
+    lists: Vec<String>,
+    /// The model the text was rendered from (for `model_lists`).
+    items: Vec<Item>,
 }
 
 impl std::fmt::Debug for Case {
@@ -1194,28 +1750,33 @@ fn case(
     (items, style(), select(formats), overrides())
         .prop_map(move |(items, st, format, overrides)| {
             let mut st = st;
+            let mut lists = Lists::new();
             let (body, ext) = match format {
-                Format::Yaml => (render_yaml(&items, &st), "yaml"),
+                Format::Yaml => (render_yaml(&items, &st, &mut lists), "yaml"),
                 Format::Toml => {
                     // TOML ends lines with LF or CRLF only.
                     if st.line_ending == LineEnding::Cr {
                         st.line_ending = LineEnding::Lf;
                     }
-                    (render_toml(&items, &st), "toml")
+                    (render_toml(&items, &st, &mut lists), "toml")
                 }
-                Format::Json => (render_json(&items, &st), "json"),
-                Format::Jsonc => (render_json(&items, &st), "jsonc"),
+                Format::Json => (render_json(&items, &st, &mut lists), "json"),
+                Format::Jsonc => (render_json(&items, &st, &mut lists), "jsonc"),
             };
-            let body = if st.trailing_spaces {
-                body.replace('\n', "  \n")
-            } else {
-                body
+            // The same line ends for the whole text and for each list's.
+            let finish = |body: String| {
+                let body = if st.trailing_spaces {
+                    body.replace('\n', "  \n")
+                } else {
+                    body
+                };
+                match st.line_ending {
+                    LineEnding::Lf => body,
+                    LineEnding::Crlf => body.replace('\n', "\r\n"),
+                    LineEnding::Cr => body.replace('\n', "\r"),
+                }
             };
-            let mut text = match st.line_ending {
-                LineEnding::Lf => body,
-                LineEnding::Crlf => body.replace('\n', "\r\n"),
-                LineEnding::Cr => body.replace('\n', "\r"),
-            };
+            let mut text = finish(body);
             if !st.final_newline {
                 while text.ends_with(['\n', '\r']) {
                     text.pop();
@@ -1224,15 +1785,86 @@ fn case(
             if st.bom {
                 text.insert(0, '\u{feff}');
             }
+            let lists = lists.into_iter().map(finish).collect();
             Case {
                 dialect,
                 format,
                 path: PathBuf::from(format!("/hwlint-fix-properties/{dialect}/train.{ext}")),
                 text,
                 overrides,
+                lists,
+                items,
             }
         })
         .boxed()
+}
+
+/// Scalars by path (`[i]` for a list item, `#len` for a list's length).
+type Flat = BTreeMap<Vec<String>, Value>;
+
+fn push(path: &[String], seg: String) -> Vec<String> {
+    let mut p = path.to_vec();
+    p.push(seg);
+    p
+}
+
+/// Every list of the model: its length and every scalar under it, as the format loads them.
+fn model_lists(items: &[Item], format: Format) -> Flat {
+    fn walk(v: &V, path: &[String], in_list: bool, format: Format, out: &mut Flat) {
+        let value = match v {
+            V::Map(m, _) => {
+                for it in m {
+                    walk(&it.value, &push(path, it.key.into()), in_list, format, out);
+                }
+                return;
+            }
+            V::List { items, .. } => {
+                out.insert(push(path, "#len".into()), Value::Int(items.len() as i64));
+                for (i, x) in items.iter().enumerate() {
+                    walk(x, &push(path, format!("[{i}]")), true, format, out);
+                }
+                return;
+            }
+            V::Int(i) => Value::Int(*i),
+            V::Float(f) => Value::Float(f.parse().expect("generated float")),
+            V::Bool(b, _) => Value::Bool(*b),
+            V::Str(s, _) => Value::Str(s.clone()),
+            V::Null if format == Format::Toml => Value::Str(String::new()),
+            V::Null => Value::Null,
+        };
+        if in_list {
+            out.insert(path.to_vec(), value);
+        }
+    }
+    let mut out = Flat::new();
+    walk(&V::Map(items.to_vec(), 0), &[], false, format, &mut out);
+    out
+}
+
+/// The same for a parsed tree.
+fn parsed_lists(root: &Node) -> Flat {
+    fn walk(n: &Node, path: &[String], in_list: bool, out: &mut Flat) {
+        match &n.kind {
+            NodeKind::Map(m) => {
+                for e in &m.entries {
+                    walk(&e.value, &push(path, e.key.clone()), in_list, out);
+                }
+            }
+            NodeKind::Seq(items) => {
+                out.insert(push(path, "#len".into()), Value::Int(items.len() as i64));
+                for (i, x) in items.iter().enumerate() {
+                    walk(x, &push(path, format!("[{i}]")), true, out);
+                }
+            }
+            NodeKind::Scalar(s) if in_list => {
+                out.insert(path.to_vec(), s.value(Loader::Yaml12));
+            }
+            NodeKind::Scalar(_) => {}
+        }
+    }
+    let mut out = Flat::new();
+    walk(root, &[], false, &mut out);
+    out
 }
 
 fn hf_trainer_case() -> BoxedStrategy<Case> {
@@ -1428,6 +2060,53 @@ fn one_pass_edits_stay_in_their_ranges(case: &Case) -> Result<(), TestCaseError>
             e.message, e.span
         )));
     }
+    lists_are_kept(case, &out, "one pass of fixes")?;
+    Ok(())
+}
+
+/// (f) Fixing leaves every list alone: no rule reads a key inside a list, so each list's text
+/// (flow or block, comments and all, with keys a rule fixes elsewhere inside its items) is in
+/// `fixed` exactly as often as in the generated text, and `fixed` parses to the model's lists:
+/// the same lengths and the same scalars under them, so no key was inserted into a list item
+/// and no item was added, dropped or split. `what` names the text checked.
+fn lists_are_kept(case: &Case, fixed: &str, what: &str) -> Result<(), TestCaseError> {
+    let (text, _) = strip_bom(&case.text);
+    let (fixed, _) = strip_bom(fixed);
+    for l in &case.lists {
+        let before = text.matches(l.as_str()).count();
+        prop_assert!(before > 0, "generator bug: list {:?} is not in the text", l);
+        let after = fixed.matches(l.as_str()).count();
+        prop_assert_eq!(
+            after,
+            before,
+            "(f) {}: the list {:?} is no longer in the text as written\nfixed text: {:?}",
+            what,
+            l,
+            fixed
+        );
+    }
+    let doc = parse(fixed, case.format).map_err(|e| {
+        TestCaseError::fail(format!(
+            "(f) {what} does not parse: {} at {:?}",
+            e.message, e.span
+        ))
+    })?;
+    let got = doc.roots.first().map(parsed_lists).unwrap_or_default();
+    let want = model_lists(&case.items, case.format);
+    if got != want {
+        let missing: Vec<_> = want
+            .iter()
+            .filter(|(k, v)| got.get(*k) != Some(*v))
+            .collect();
+        let extra: Vec<_> = got
+            .iter()
+            .filter(|(k, v)| want.get(*k) != Some(*v))
+            .collect();
+        return Err(TestCaseError::fail(format!(
+            "(f) {what}: the lists differ from the model's; expected but not found: {missing:?}; \
+             found but not expected: {extra:?}\nfixed text: {fixed:?}"
+        )));
+    }
     Ok(())
 }
 
@@ -1459,6 +2138,7 @@ fn fixing_is_idempotent(case: &Case) -> Result<(), TestCaseError> {
         first.text
     );
     prop_assert_eq!(&second.text, &first.text);
+    lists_are_kept(case, &first.text, "fixing to a fixpoint")?;
     Ok(())
 }
 
@@ -1645,9 +2325,118 @@ fn has_trailing_comma(text: &str) -> bool {
         .any(|w| w[0] == b',' && (w[1] == b'}' || w[1] == b']'))
 }
 
+/// How often the generated configs have lists, and fixes beside and around them.
+#[derive(Debug, Default)]
+struct ListStats {
+    /// Configs with at least one list / a list of mappings.
+    with_lists: usize,
+    with_list_of_maps: usize,
+    /// Lists written in flow form (`[a, b]`, one line) and in block form (YAML `- item`
+    /// lines, multi-line TOML and JSON arrays); TOML tables of an `[[array.of.tables]]`.
+    flow: usize,
+    block: usize,
+    array_tables: usize,
+    /// Configs with a list in which fixes were applied.
+    fixed_with_lists: usize,
+    /// Configs where an edit of an applied fix is within two lines of a list.
+    edit_near_list: usize,
+    /// Configs where a key a fix writes is also written inside a list item.
+    fixed_key_in_list: usize,
+}
+
+impl ListStats {
+    fn count(
+        &mut self,
+        case: &Case,
+        text: &str,
+        diags: &[Diagnostic],
+        fixed: bool,
+        r: &FileResult,
+    ) {
+        if case.lists.is_empty() {
+            return;
+        }
+        self.with_lists += 1;
+        let model = model_lists(&case.items, case.format);
+        let item_keys: BTreeSet<&str> = model
+            .keys()
+            .filter(|p| p.len() >= 2 && p[p.len() - 2].starts_with('['))
+            .map(|p| p[p.len() - 1].as_str())
+            .collect();
+        if !item_keys.is_empty() {
+            self.with_list_of_maps += 1;
+        }
+        for l in &case.lists {
+            if l.starts_with("[[") {
+                self.array_tables += 1;
+            } else if l.contains(['\n', '\r']) || !l.starts_with('[') {
+                self.block += 1;
+            } else {
+                self.flow += 1;
+            }
+        }
+        if !fixed {
+            return;
+        }
+        self.fixed_with_lists += 1;
+        // The lines (and byte ranges) the lists occupy, and the applied fixes' edits.
+        let line_of = |at: usize| text[..at].matches(['\n', '\r']).count();
+        let spans: Vec<(usize, usize)> = case
+            .lists
+            .iter()
+            .flat_map(|l| {
+                text.match_indices(l.as_str())
+                    .map(|(at, l)| (at, at + l.len()))
+            })
+            .map(|(a, b)| (line_of(a), line_of(b)))
+            .collect();
+        let fixes: Vec<&Fix> = diags
+            .iter()
+            .filter_map(|d| d.fix.as_ref())
+            .filter(|f| f.applicability != Applicability::DisplayOnly)
+            .collect();
+        let (_, chosen) = apply_fixes_indexed(text, fixes.iter().copied());
+        let near = chosen.iter().flat_map(|&i| &fixes[i].edits).any(|e| {
+            let line = line_of(e.range.start);
+            spans.iter().any(|&(a, b)| line + 2 >= a && line <= b + 2)
+        });
+        if near {
+            self.edit_near_list += 1;
+        }
+        // `lint_source` says which keys it wrote: "HW202 ... set `key` ...".
+        let written: BTreeSet<&str> = r
+            .applied
+            .iter()
+            .flat_map(|a| a.split('`').skip(1).step_by(2))
+            .map(|k| k.rsplit('.').next().unwrap_or(k))
+            .collect();
+        if written.iter().any(|k| item_keys.contains(k)) {
+            self.fixed_key_in_list += 1;
+        }
+    }
+
+    /// Of the sample: lists in over half the configs, lists of mappings in a fifth, fixes
+    /// applied to a config with lists in a tenth (DeepSpeed configs are fixed the least), an
+    /// edit within two lines of a list in a twentieth; every written form present, and some
+    /// fixes of keys that list items also hold.
+    fn check(&self, name: &str, report: &str) {
+        let ok = self.with_lists * 2 > SAMPLE
+            && self.with_list_of_maps * 5 > SAMPLE
+            && self.flow > 0
+            && self.block > 0
+            // TOML (torchtitan) only.
+            && (name != "torchtitan" || self.array_tables > 0)
+            && self.fixed_with_lists * 10 > SAMPLE
+            && self.edit_near_list * 20 > SAMPLE
+            && self.fixed_key_in_list > 0;
+        assert!(ok, "{name}: too few lists or fixes beside them\n{report}");
+    }
+}
+
+const SAMPLE: usize = 300;
+
 #[test]
 fn generated_configs_exercise_fixes() {
-    const SAMPLE: usize = 300;
     let generators: [(&str, BoxedStrategy<Case>, &[&str]); 5] = [
         (
             "hf-trainer",
@@ -1686,26 +2475,33 @@ fn generated_configs_exercise_fixes() {
     for (name, strategy, expected) in generators {
         let mut fixed_cases = 0;
         let mut per_rule: BTreeMap<String, usize> = BTreeMap::new();
+        let mut lists = ListStats::default();
         for _ in 0..SAMPLE {
             let case = strategy.new_tree(&mut runner).unwrap().current();
             let (text, _) = strip_bom(&case.text);
             if let Some(Err(e)) = reference_parse(&case, text) {
                 panic!("generator bug: the reference parser refuses {case:?}: {e}");
             }
-            check_generated(&case, text).unwrap_or_else(|e| panic!("{e}: {case:?}"));
+            let diags = check_generated(&case, text).unwrap_or_else(|e| panic!("{e}: {case:?}"));
+            // The lists are in the text as the model has them.
+            lists_are_kept(&case, text, "the generated text")
+                .unwrap_or_else(|e| panic!("generator bug: {e}: {case:?}"));
             let r = fix_all(&case, &case.text, Applicability::Unsafe);
             let applied = applied_codes(&r);
             // Removing an unused suppression (HW903) is not what these configs are about.
-            if applied.iter().any(|c| c != "HW903") {
+            let fixed = applied.iter().any(|c| c != "HW903");
+            if fixed {
                 fixed_cases += 1;
             }
+            lists.count(&case, text, &diags, fixed, &r);
             for code in applied {
                 *per_rule.entry(code).or_default() += 1;
             }
         }
         report.push_str(&format!(
-            "{name}: fixes applied in {fixed_cases}/{SAMPLE}; {per_rule:?}\n"
+            "{name}: fixes applied in {fixed_cases}/{SAMPLE}; {per_rule:?}\n  lists: {lists:?}\n"
         ));
+        lists.check(name, &report);
         assert!(
             fixed_cases * 10 > SAMPLE * 3,
             "{name}: fixes applied in only {fixed_cases} of {SAMPLE} cases\n{report}"
