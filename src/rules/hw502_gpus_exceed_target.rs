@@ -28,6 +28,11 @@ pub(crate) fn check(ctx: &Context) -> Vec<Violation> {
         return vec![];
     };
     let s = ctx.setup;
+    // A run on the CPU or another accelerator (accelerate's MULTI_CPU, MULTI_XPU, ...) asks
+    // for none of the target's GPUs.
+    if !s.uses_gpu() {
+        return vec![];
+    }
     let nodes = s.int(Concept::Nodes).map_or(1, |(n, _)| n.max(1));
     let (per_node, concept, setting, how) = if let Some((d, set)) = s.int(Concept::DevicesPerNode) {
         (
