@@ -192,6 +192,21 @@ fn read_source(
             if source.unset.contains(&text) {
                 return None;
             }
+            // Device ids written as one string (Lightning `gpus: "0,1"`) count like a list.
+            if source.list_len {
+                if let Value::Str(ids) = &loaded {
+                    if ids.contains(',') {
+                        let n = ids.split(',').filter(|i| !i.trim().is_empty()).count();
+                        return Some((
+                            Setting {
+                                value: SettingValue::Int(n as i64),
+                                origin,
+                            },
+                            false,
+                        ));
+                    }
+                }
+            }
             if let Some(map) = &source.map {
                 let hit = map
                     .get(&text)
