@@ -9,7 +9,7 @@ use std::path::Path;
 
 pub use resolve::resolve;
 pub use setup::{Concept, Origin, Setting, SettingValue, TrainingSetup, ValueType};
-pub use spec::{Condition, Dialect, Semantics, SettingSpec, Signature, Source};
+pub use spec::{Condition, Dialect, NotTraining, Semantics, SettingSpec, Signature, Source};
 
 use crate::syntax::{Format, Node};
 

@@ -9,6 +9,7 @@ pub fn resolve(dialect: &Dialect, root: &Node) -> TrainingSetup {
     let mut setup = TrainingSetup {
         dialect: dialect.name.clone(),
         settings: Default::default(),
+        not_training: not_training(dialect, root),
     };
     let mut fractions = Vec::new();
     for (&concept, spec) in &dialect.settings {
@@ -81,6 +82,24 @@ pub fn resolve(dialect: &Dialect, root: &Node) -> TrainingSetup {
         }
     }
     setup
+}
+
+/// The first `[[not_training]]` marker of the dialect that holds for `root`, as its reason. A
+/// condition on a symbolic value (`${mode}`) does not hold: unknown never silences a rule.
+fn not_training(dialect: &Dialect, root: &Node) -> Option<String> {
+    dialect
+        .not_training
+        .iter()
+        .find(|m| {
+            m.when
+                .iter()
+                .all(|c| condition_holds(dialect.loader, root, c) == Some(true))
+                && !m
+                    .absent
+                    .iter()
+                    .any(|k| root.get_path(&path_of(k)).is_some())
+        })
+        .map(|m| m.why.clone())
 }
 
 fn path_of(key: &str) -> Vec<&str> {

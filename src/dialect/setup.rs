@@ -206,6 +206,9 @@ pub struct TrainingSetup {
     /// The dialect's name (`hf-trainer`, `lerobot`, ...).
     pub dialect: String,
     pub settings: BTreeMap<Concept, Setting>,
+    /// Why the file runs no training (an inference or evaluation config), from the dialect's
+    /// `[[not_training]]`: training rules stay silent on it.
+    pub not_training: Option<String>,
 }
 
 impl TrainingSetup {
