@@ -82,6 +82,15 @@ impl Context<'_> {
         })
     }
 
+    /// The estimate for the memory rules (HW101-HW105): none when the run does not train on
+    /// the target's GPUs (CPU, TPU or another accelerator), or when there is no estimate.
+    pub fn gpu_memory(&self) -> Option<&MemoryContext> {
+        if !self.setup.uses_gpu() {
+            return None;
+        }
+        self.memory().as_ref().ok()
+    }
+
     /// Where a diagnostic about this setting points: its value, or the file start for a default.
     pub fn span_of(&self, concept: Concept) -> Span {
         match self.setup.get(concept).map(|s| &s.origin) {
