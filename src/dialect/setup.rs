@@ -88,10 +88,13 @@ pub enum Concept {
     CpuExperts,
     /// Path of a DeepSpeed JSON the run uses (HF Trainer / TRL / axolotl `deepspeed:`).
     DeepspeedConfig,
-    /// Model-parallel degrees: data-parallel degree = world size / (TP x PP x CP).
+    /// Model-parallel degrees: data-parallel degree = world size / (TP x PP x CP x SP).
     TensorParallel,
     PipelineParallel,
     ContextParallel,
+    /// Ranks that split one sample's sequence (DeepSpeed Ulysses `sequence_parallel_size`):
+    /// they count once in the batch arithmetic, but ZeRO still shards over them.
+    SequenceParallel,
 }
 
 /// The type a concept's value has once mapped.
@@ -110,7 +113,8 @@ impl Concept {
             MicroBatch | GlobalBatch | DeviceBatch | GradAccum | Processes | DevicesPerNode
             | Nodes | CpusPerProcess | NumWorkers | PrefetchFactor | TotalSteps | DecaySteps
             | SaveInterval | EvalInterval | SeqLen | ImageSize | LoraR | ZeroStage
-            | TensorParallel | PipelineParallel | ContextParallel | FsdpVersion => ValueType::Int,
+            | TensorParallel | PipelineParallel | ContextParallel | SequenceParallel
+            | FsdpVersion => ValueType::Int,
             Epochs | WarmupSteps | WarmupRatio | RamPerProcessGb => ValueType::Float,
             PinMemory | PersistentWorkers | LoadIn4bit | LoadIn8bit | UsesGpu | FusedKernels
             | ChunkedLoss | DoubleQuant | CpuExperts | FsdpOrigParams | ReferenceModel
