@@ -194,6 +194,19 @@ fn read_source(
             if source.unset.contains(&text) {
                 return None;
             }
+            // A device string: `"0,1"` lists ids, `"2"` is a count (Lightning's device parser).
+            if source.list_len && matches!(loaded, Value::Str(_)) && !is_symbolic(&text) {
+                let value = if text.contains(',') {
+                    SettingValue::Int(
+                        text.split(',').filter(|x| !x.trim().is_empty()).count() as i64
+                    )
+                } else {
+                    text.trim()
+                        .parse()
+                        .map_or(SettingValue::Unknown(text.clone()), SettingValue::Int)
+                };
+                return Some((Setting { value, origin }, false));
+            }
             if let Some(map) = &source.map {
                 let hit = map
                     .get(&text)
@@ -301,6 +314,47 @@ from = [{ key = "save_steps", when = { key = "save_strategy", is = ["steps"], de
         let d = parse_dialect("t", D).unwrap();
         let doc = parse(yaml, Format::Yaml).unwrap();
         resolve(&d, &doc.roots[0])
+    }
+
+    #[test]
+    fn not_training_markers_and_device_strings() {
+        let d = parse_dialect(
+            "t",
+            r#"
+name = "t"
+title = "Test"
+formats = ["yaml"]
+[[detect]]
+keys = { a = 1 }
+min_score = 1
+[settings.devices_per_node]
+from = [{ key = "gpus", list_len = true, unset = ["-1"] }]
+[[not_training]]
+why = "mode test"
+when = [{ key = "mode", is = ["test"] }]
+[[not_training]]
+why = "inference only"
+when = [{ key = "inference", is = ["*"] }]
+absent = ["max_steps"]
+"#,
+        )
+        .unwrap();
+        let read = |yaml: &str| resolve(&d, &parse(yaml, Format::Yaml).unwrap().roots[0]);
+        assert_eq!(
+            read("mode: test\n").not_training.as_deref(),
+            Some("mode test")
+        );
+        assert_eq!(read("mode: ${m}\n").not_training, None);
+        assert_eq!(read("mode: train\n").not_training, None);
+        let gen = "inference: {top_k: 1}\n";
+        assert_eq!(read(gen).not_training.as_deref(), Some("inference only"));
+        assert_eq!(read(&format!("{gen}max_steps: 10\n")).not_training, None);
+        let devices = |yaml: &str| read(yaml).int(Concept::DevicesPerNode).map(|(n, _)| n);
+        assert_eq!(devices("gpus: \"0,1\"\n"), Some(2));
+        assert_eq!(devices("gpus: \"3,\"\n"), Some(1));
+        assert_eq!(devices("gpus: \"4\"\n"), Some(4));
+        assert_eq!(devices("gpus: [0, 1, 2]\n"), Some(3));
+        assert_eq!(devices("gpus: -1\n"), None);
     }
 
     #[test]

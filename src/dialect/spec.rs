@@ -92,7 +92,9 @@ pub struct Source {
     /// Maps the loaded value, written as text (`true`, `16`, `bf16`), to the canonical one.
     /// When given, values not listed skip this source (the next one is tried).
     pub map: Option<BTreeMap<String, toml::Value>>,
-    /// A list value counts as its length (Lightning `devices: [0, 1]`).
+    /// A list value counts as its length (Lightning `devices: [0, 1]`), and so does a
+    /// comma-separated string of ids (`gpus: "0,1"`, `"1,"`: Lightning's device parser reads it
+    /// as a list).
     #[serde(default)]
     pub list_len: bool,
     /// A float below 1 is a fraction of the total steps (HF `warmup_steps: 0.1`).
