@@ -403,6 +403,9 @@ fn show_settings(results: &[FileResult]) -> String {
                 continue;
             }
             let setup = crate::dialect::resolve(d, root);
+            if let Some(why) = &setup.not_training {
+                out.push_str(&format!("  not a training run: {why}\n"));
+            }
             for (concept, s) in &setup.settings {
                 out.push_str(&format!(
                     "  {:<26} {:<22} {}\n",

@@ -10,8 +10,8 @@ use std::path::Path;
 pub use resolve::resolve;
 pub use setup::{Concept, Origin, Setting, SettingValue, TrainingSetup, ValueType};
 pub use spec::{
-    Condition, Dialect, Documents, DuplicateKeys, LoadSpec, Semantics, SettingSpec, Signature,
-    Source,
+    Condition, Dialect, Documents, DuplicateKeys, LoadSpec, NotTraining, Semantics, SettingSpec,
+    Signature, Source,
 };
 
 use crate::syntax::{Format, Node};

@@ -9,6 +9,7 @@ pub fn resolve(dialect: &Dialect, root: &Node) -> TrainingSetup {
     let mut setup = TrainingSetup {
         dialect: dialect.name.clone(),
         settings: Default::default(),
+        not_training: not_training(dialect, root),
     };
     let mut fractions = Vec::new();
     for (&concept, spec) in &dialect.settings {
@@ -81,6 +82,24 @@ pub fn resolve(dialect: &Dialect, root: &Node) -> TrainingSetup {
         }
     }
     setup
+}
+
+/// The first `[[not_training]]` marker of the dialect that holds for `root`, as its reason. A
+/// condition on a symbolic value (`${mode}`) does not hold: unknown never silences a rule.
+fn not_training(dialect: &Dialect, root: &Node) -> Option<String> {
+    dialect
+        .not_training
+        .iter()
+        .find(|m| {
+            m.when
+                .iter()
+                .all(|c| condition_holds(dialect.loader, root, c) == Some(true))
+                && !m
+                    .absent
+                    .iter()
+                    .any(|k| root.get_path(&path_of(k)).is_some())
+        })
+        .map(|m| m.why.clone())
 }
 
 fn path_of(key: &str) -> Vec<&str> {
@@ -192,20 +211,18 @@ fn read_source(
             if source.unset.contains(&text) {
                 return None;
             }
-            // Device ids written as one string (Lightning `gpus: "0,1"`) count like a list.
-            if source.list_len {
-                if let Value::Str(ids) = &loaded {
-                    if ids.contains(',') {
-                        let n = ids.split(',').filter(|i| !i.trim().is_empty()).count();
-                        return Some((
-                            Setting {
-                                value: SettingValue::Int(n as i64),
-                                origin,
-                            },
-                            false,
-                        ));
-                    }
-                }
+            // A device string: `"0,1"` lists ids, `"2"` is a count (Lightning's device parser).
+            if source.list_len && matches!(loaded, Value::Str(_)) && !is_symbolic(&text) {
+                let value = if text.contains(',') {
+                    SettingValue::Int(
+                        text.split(',').filter(|x| !x.trim().is_empty()).count() as i64
+                    )
+                } else {
+                    text.trim()
+                        .parse()
+                        .map_or(SettingValue::Unknown(text.clone()), SettingValue::Int)
+                };
+                return Some((Setting { value, origin }, false));
             }
             if let Some(map) = &source.map {
                 let hit = map
@@ -314,6 +331,47 @@ from = [{ key = "save_steps", when = { key = "save_strategy", is = ["steps"], de
         let d = parse_dialect("t", D).unwrap();
         let doc = parse(yaml, Format::Yaml).unwrap();
         resolve(&d, &doc.roots[0])
+    }
+
+    #[test]
+    fn not_training_markers_and_device_strings() {
+        let d = parse_dialect(
+            "t",
+            r#"
+name = "t"
+title = "Test"
+formats = ["yaml"]
+[[detect]]
+keys = { a = 1 }
+min_score = 1
+[settings.devices_per_node]
+from = [{ key = "gpus", list_len = true, unset = ["-1"] }]
+[[not_training]]
+why = "mode test"
+when = [{ key = "mode", is = ["test"] }]
+[[not_training]]
+why = "inference only"
+when = [{ key = "inference", is = ["*"] }]
+absent = ["max_steps"]
+"#,
+        )
+        .unwrap();
+        let read = |yaml: &str| resolve(&d, &parse(yaml, Format::Yaml).unwrap().roots[0]);
+        assert_eq!(
+            read("mode: test\n").not_training.as_deref(),
+            Some("mode test")
+        );
+        assert_eq!(read("mode: ${m}\n").not_training, None);
+        assert_eq!(read("mode: train\n").not_training, None);
+        let gen = "inference: {top_k: 1}\n";
+        assert_eq!(read(gen).not_training.as_deref(), Some("inference only"));
+        assert_eq!(read(&format!("{gen}max_steps: 10\n")).not_training, None);
+        let devices = |yaml: &str| read(yaml).int(Concept::DevicesPerNode).map(|(n, _)| n);
+        assert_eq!(devices("gpus: \"0,1\"\n"), Some(2));
+        assert_eq!(devices("gpus: \"3,\"\n"), Some(1));
+        assert_eq!(devices("gpus: \"4\"\n"), Some(4));
+        assert_eq!(devices("gpus: [0, 1, 2]\n"), Some(3));
+        assert_eq!(devices("gpus: -1\n"), None);
     }
 
     #[test]

@@ -88,10 +88,13 @@ pub enum Concept {
     CpuExperts,
     /// Path of a DeepSpeed JSON the run uses (HF Trainer / TRL / axolotl `deepspeed:`).
     DeepspeedConfig,
-    /// Model-parallel degrees: data-parallel degree = world size / (TP x PP x CP).
+    /// Model-parallel degrees: data-parallel degree = world size / (TP x PP x CP x SP).
     TensorParallel,
     PipelineParallel,
     ContextParallel,
+    /// Ranks that split one sample's sequence (DeepSpeed Ulysses `sequence_parallel_size`):
+    /// they count once in the batch arithmetic, but ZeRO still shards over them.
+    SequenceParallel,
 }
 
 /// The type a concept's value has once mapped.
@@ -110,7 +113,8 @@ impl Concept {
             MicroBatch | GlobalBatch | DeviceBatch | GradAccum | Processes | DevicesPerNode
             | Nodes | CpusPerProcess | NumWorkers | PrefetchFactor | TotalSteps | DecaySteps
             | SaveInterval | EvalInterval | SeqLen | ImageSize | LoraR | ZeroStage
-            | TensorParallel | PipelineParallel | ContextParallel | FsdpVersion => ValueType::Int,
+            | TensorParallel | PipelineParallel | ContextParallel | SequenceParallel
+            | FsdpVersion => ValueType::Int,
             Epochs | WarmupSteps | WarmupRatio | RamPerProcessGb => ValueType::Float,
             PinMemory | PersistentWorkers | LoadIn4bit | LoadIn8bit | UsesGpu | FusedKernels
             | ChunkedLoss | DoubleQuant | CpuExperts | FsdpOrigParams | ReferenceModel
@@ -206,6 +210,9 @@ pub struct TrainingSetup {
     /// The dialect's name (`hf-trainer`, `lerobot`, ...).
     pub dialect: String,
     pub settings: BTreeMap<Concept, Setting>,
+    /// Why the file runs no training (an inference or evaluation config), from the dialect's
+    /// `[[not_training]]`: training rules stay silent on it.
+    pub not_training: Option<String>,
 }
 
 impl TrainingSetup {

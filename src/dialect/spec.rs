@@ -32,6 +32,27 @@ pub struct Dialect {
     /// Framework behaviour the rules need and data of this shape can say.
     #[serde(default)]
     pub semantics: Semantics,
+    /// Configs of this framework that run no training (evaluation, inference, generation):
+    /// the file is still this dialect's, but training rules stay silent on it.
+    #[serde(default)]
+    pub not_training: Vec<NotTraining>,
+}
+
+/// One way a config of the dialect says it does not train. It holds when every condition in
+/// `when` holds and none of the `absent` keys is present.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct NotTraining {
+    /// Why the framework trains nothing with such a file, with the source that says so
+    /// (shown by `--show-settings`).
+    pub why: String,
+    /// Keys and the values they must have (a condition's `default` applies when its key is
+    /// absent).
+    #[serde(default)]
+    pub when: Vec<Condition>,
+    /// Dotted keys that must all be absent (a training run would set them).
+    #[serde(default)]
+    pub absent: Vec<String>,
 }
 
 #[derive(Debug, Clone, Deserialize)]
@@ -75,8 +96,9 @@ pub struct Source {
     /// Maps the loaded value, written as text (`true`, `16`, `bf16`), to the canonical one.
     /// When given, values not listed skip this source (the next one is tried).
     pub map: Option<BTreeMap<String, toml::Value>>,
-    /// A list value counts as its length (Lightning `devices: [0, 1]`), and so does a string of
-    /// comma-separated ids (`gpus: "0,1"`).
+    /// A list value counts as its length (Lightning `devices: [0, 1]`), and so does a
+    /// comma-separated string of ids (`gpus: "0,1"`, `"1,"`: Lightning's device parser reads it
+    /// as a list).
     #[serde(default)]
     pub list_len: bool,
     /// A float below 1 is a fraction of the total steps (HF `warmup_steps: 0.1`).

@@ -77,9 +77,18 @@ impl Context<'_> {
                 models: self.models,
                 base_dir: self.path.parent().unwrap_or(Path::new(".")),
                 target: self.target,
-                data_parallel: self.data_parallel().map(|(n, _)| n),
+                data_parallel: self.model_sharding_group().map(|(n, _)| n),
             })
         })
+    }
+
+    /// The estimate for the memory rules (HW101-HW105): none when the run does not train on
+    /// the target's GPUs (CPU, TPU or another accelerator), or when there is no estimate.
+    pub fn gpu_memory(&self) -> Option<&MemoryContext> {
+        if !self.setup.uses_gpu() {
+            return None;
+        }
+        self.memory().as_ref().ok()
     }
 
     /// Where a diagnostic about this setting points: its value, or the file start for a default.
@@ -108,8 +117,29 @@ impl Context<'_> {
         })
     }
 
-    /// Data-parallel processes: the world size over the model-parallel degrees (TP x PP x CP).
+    /// Data-parallel processes, the ones that each take their own samples: the world size
+    /// over the model-parallel degrees (TP x PP x CP) and the sequence-parallel degree.
     pub fn data_parallel(&self) -> Option<(i64, String)> {
+        let (ws, mut source) = self.model_sharding_group()?;
+        if self.setup.is_unknown(Concept::SequenceParallel) {
+            return None;
+        }
+        match self.setup.int(Concept::SequenceParallel) {
+            Some((sp, set)) if sp > 1 => (ws % sp == 0).then(|| {
+                source = format!(
+                    "{source} / {} {sp} sequence-parallel",
+                    set.origin.describe()
+                );
+                (ws / sp, source)
+            }),
+            _ => Some((ws, source)),
+        }
+    }
+
+    /// The ranks that hold one model replica's shards: the world size over TP x PP x CP.
+    /// Sequence-parallel ranks are in it: DeepSpeed partitions ZeRO states over its
+    /// sequence-data-parallel group (runtime/engine.py:1839, 1936, 2351).
+    fn model_sharding_group(&self) -> Option<(i64, String)> {
         let (ws, source) = self.world_size()?;
         let mut model = 1;
         for c in [

@@ -51,7 +51,7 @@ use crate::estimate::memory::Checkpointing;
 use crate::estimate::verdict::{max_micro_batch, HEADROOM_LINE};
 
 pub(crate) fn check(ctx: &Context) -> Vec<Violation> {
-    let Ok(m) = ctx.memory() else {
+    let Some(m) = ctx.gpu_memory() else {
         return vec![];
     };
     // With sharding unknown, report only what holds even if the model states were sharded.

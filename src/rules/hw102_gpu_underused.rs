@@ -45,7 +45,7 @@ use crate::estimate::verdict::{max_micro_batch, CHECKPOINTING_UNNEEDED_LINE, HEA
 const LAUNCH_BOUND_SHARE: f64 = 0.75;
 
 pub(crate) fn check(ctx: &Context) -> Vec<Violation> {
-    let Ok(m) = ctx.memory() else {
+    let Some(m) = ctx.gpu_memory() else {
         return vec![];
     };
     // Waste must hold even without sharding.

@@ -30,7 +30,7 @@ use crate::estimate::verdict::CHECKPOINTING_UNNEEDED_LINE;
 use crate::fix::Applicability;
 
 pub(crate) fn check(ctx: &Context) -> Vec<Violation> {
-    let Ok(m) = ctx.memory() else {
+    let Some(m) = ctx.gpu_memory() else {
         return vec![];
     };
     // Waste must hold even without sharding.

@@ -31,7 +31,7 @@ use crate::estimate::verdict::{max_micro_batch, HEADROOM_LINE};
 use crate::fix::Applicability;
 
 pub(crate) fn check(ctx: &Context) -> Vec<Violation> {
-    let Ok(m) = ctx.memory() else {
+    let Some(m) = ctx.gpu_memory() else {
         return vec![];
     };
     // Near the line, only an exact verdict says anything: with sharding unknown, stay silent.

@@ -42,7 +42,7 @@ pub(crate) fn check(ctx: &Context) -> Vec<Violation> {
     let (per_process, source) = match ctx.options.samples_per_second {
         Some(s) => (s, "measured, hwlint.toml".to_string()),
         None => {
-            let Ok(m) = ctx.memory() else {
+            let Some(m) = ctx.gpu_memory() else {
                 return vec![];
             };
             let e = &m.most;

@@ -3,8 +3,9 @@
 //! global batch = micro-batch x gradient accumulation x data-parallel processes.
 //!
 //! - DeepSpeed: `train_batch_size` must equal `train_micro_batch_size_per_gpu` x
-//!   `gradient_accumulation_steps` x world size; whatever the world size, it must be divisible
-//!   by micro-batch x accumulation.
+//!   `gradient_accumulation_steps` x world size / `sequence_parallel_size` (the ranks that
+//!   split one sequence take one sample between them); whatever the world size, it must be
+//!   divisible by micro-batch x accumulation.
 //! - axolotl: `batch_size` (per GPU) must equal `micro_batch_size` x
 //!   `gradient_accumulation_steps`.
 //! - torchtitan: `global_batch_size` must be divisible by `local_batch_size` x the
@@ -34,7 +35,7 @@
 //!
 //! ## Fix safety
 //! Safe where the global batch is the derived side and the world size is known: it is set to
-//! micro-batch x accumulation x world size. Otherwise no fix: which side is wrong is the
+//! micro-batch x accumulation x data-parallel size. Otherwise no fix: which side is wrong is the
 //! author's call.
 
 use super::{Context, Violation};

@@ -5,7 +5,8 @@
 //! ## Why is this bad?
 //! The launcher stops with "requested N devices but only M are available", or processes
 //! queue for GPUs that never come. Silent unless the target's GPU count is known (`--gpus`,
-//! `--target`, hwlint.toml).
+//! `--target`, hwlint.toml), and for runs on other devices (accelerate `MULTI_CPU`,
+//! `MULTI_XPU`, `use_cpu: true`; Lightning `accelerator: cpu`).
 //!
 //! ## Example
 //! ```yaml
@@ -27,6 +28,10 @@ pub(crate) fn check(ctx: &Context) -> Vec<Violation> {
     let Some(gpus) = ctx.target.gpus.map(i64::from) else {
         return vec![];
     };
+    // Processes on CPUs, TPUs or other accelerators take none of the target's GPUs.
+    if !ctx.setup.uses_gpu() {
+        return vec![];
+    }
     let s = ctx.setup;
     // A run on the CPU or another accelerator (accelerate's MULTI_CPU, MULTI_XPU, ...) asks
     // for none of the target's GPUs.

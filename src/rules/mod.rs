@@ -102,15 +102,32 @@ impl std::fmt::Debug for Rule {
     }
 }
 
+/// A rule about the training run: silent on a config its dialect marks as not training
+/// (`[[not_training]]`: inference, evaluation). `rule!(file: ...)` is a rule about the file
+/// itself (how its loader reads it), which holds whatever the file runs.
 macro_rules! rule {
     ($module:ident, $code:literal, $name:literal, $sev:ident, $fix:ident) => {
+        rule!(@ $module, $code, $name, $sev, $fix, {
+            fn training_only(ctx: &Context) -> Vec<Violation> {
+                if ctx.setup.not_training.is_some() {
+                    return vec![];
+                }
+                $module::check(ctx)
+            }
+            training_only
+        })
+    };
+    (file: $module:ident, $code:literal, $name:literal, $sev:ident, $fix:ident) => {
+        rule!(@ $module, $code, $name, $sev, $fix, $module::check)
+    };
+    (@ $module:ident, $code:literal, $name:literal, $sev:ident, $fix:ident, $check:expr) => {
         Rule {
             code: $code,
             name: $name,
             severity: Severity::$sev,
             fix: FixAvailability::$fix,
             source: include_str!(concat!(stringify!($module), ".rs")),
-            check: Some($module::check),
+            check: Some($check),
         }
     };
 }
@@ -257,7 +274,7 @@ pub static RULES: &[Rule] = &[
         Error,
         None
     ),
-    rule!(hw602_duplicate_key, "HW602", "duplicate-key", Warning, None),
+    rule!(file: hw602_duplicate_key, "HW602", "duplicate-key", Warning, None),
     rule!(hw901_unknown_model, "HW901", "unknown-model", Info, None),
     Rule {
         code: "HW902",
