@@ -220,11 +220,22 @@ fn entries(items: Vec<BoxedStrategy<Option<Item>>>) -> BoxedStrategy<Vec<Item>> 
 }
 
 fn entry(key: &'static str, value: BoxedStrategy<V>) -> BoxedStrategy<Item> {
+    item(key, value, comment().boxed(), 0.15)
+}
+
+/// A mapping entry whose comments come from `comments`, after a blank line with probability
+/// `blank`.
+fn item(
+    key: &'static str,
+    value: BoxedStrategy<V>,
+    comments: BoxedStrategy<Option<&'static str>>,
+    blank: f64,
+) -> BoxedStrategy<Item> {
     (
         value,
-        comment(),
-        comment(),
-        prop::bool::weighted(0.15),
+        comments.clone(),
+        comments,
+        prop::bool::weighted(blank),
         prop::bool::weighted(0.05),
     )
         .prop_map(
@@ -295,24 +306,7 @@ fn fixed_list(items: Vec<V>) -> BoxedStrategy<V> {
 /// An entry of a mapping inside a list: like `entry`, but its comments are never suppressions
 /// (see `list_comment`).
 fn list_entry(key: &'static str, value: BoxedStrategy<V>) -> BoxedStrategy<Item> {
-    (
-        value,
-        list_comment(),
-        list_comment(),
-        prop::bool::weighted(0.1),
-        prop::bool::weighted(0.05),
-    )
-        .prop_map(
-            move |(value, trailing, above, blank_before, quoted_key)| Item {
-                key,
-                value,
-                trailing,
-                above,
-                blank_before,
-                quoted_key,
-            },
-        )
-        .boxed()
+    item(key, value, list_comment().boxed(), 0.1)
 }
 
 /// `req` and `opt` for the entries of a mapping inside a list.
