@@ -2,7 +2,8 @@
 //! Notes a training config that names a model hwlint cannot estimate, so the memory rules
 //! (HW101-HW105) could not run on it: the model is not in the catalog, or the config lacks an
 //! input the estimate needs and no framework default supplies (the micro-batch, the sequence
-//! length, the precision). Reported once per model and file.
+//! length, the precision). Reported once per model and file; silent on a run that uses no
+//! GPU (`use_cpu: true`, a CPU accelerator), where the memory rules have nothing to check.
 //!
 //! ## Why is this bad?
 //! It is not: it says what hwlint could not check, and how to let it. Informational; it never
@@ -32,6 +33,10 @@ use crate::dialect::Concept;
 use crate::estimate::plan::Gap;
 
 pub(crate) fn check(ctx: &Context) -> Vec<Violation> {
+    // The memory rules do not run on a CPU or non-GPU run either: there is nothing to say.
+    if !ctx.setup.uses_gpu() {
+        return vec![];
+    }
     let name = match ctx.memory() {
         Err(Gap::UnknownModel(name)) => name,
         Err(Gap::Missing(what)) => return missing(ctx, what),
