@@ -3,6 +3,10 @@
 
 use hwlint::rules::{FixAvailability, RULES};
 
+/// Both tests read the README and, under UPDATE_README, write it back: one at a time, or the
+/// second write would put back what the first replaced.
+static README: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
 fn rule_table() -> String {
     let mut s =
         String::from("| code | name | severity | fix | what it checks |\n|---|---|---|---|---|\n");
@@ -32,6 +36,7 @@ fn replace_between(text: &str, start: &str, end: &str, body: &str) -> String {
 
 #[test]
 fn readme_tables_are_current() {
+    let _only = README.lock().unwrap_or_else(|e| e.into_inner());
     let path = concat!(env!("CARGO_MANIFEST_DIR"), "/README.md");
     let text = std::fs::read_to_string(path).unwrap();
     let mut want = replace_between(
@@ -61,6 +66,7 @@ fn readme_tables_are_current() {
 /// back with UPDATE_README=1.
 #[test]
 fn readme_estimate_examples_are_current() {
+    let _only = README.lock().unwrap_or_else(|e| e.into_inner());
     let path = concat!(env!("CARGO_MANIFEST_DIR"), "/README.md");
     let text = std::fs::read_to_string(path).unwrap();
     let mut out = String::new();

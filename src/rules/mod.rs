@@ -223,14 +223,14 @@ pub static RULES: &[Rule] = &[
         "HW303",
         "save-freq-exceeds-steps",
         Warning,
-        Always
+        Sometimes
     ),
     rule!(
         hw304_eval_freq_exceeds_steps,
         "HW304",
         "eval-freq-exceeds-steps",
         Warning,
-        Always
+        Sometimes
     ),
     rule!(
         hw401_bf16_unsupported,
