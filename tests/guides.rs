@@ -51,32 +51,27 @@ fn assert_inside(what: &str, est: f64, (lo, hi): Range) {
 /// The estimate lies above the published range by more than nothing and at most `deviation`
 /// GB (the documented gap).
 fn assert_above_by(what: &str, est: f64, (_, hi): Range, deviation: f64) {
-    assert!(
-        est > hi,
-        "{what}: estimate {est:.2} GB is no longer above the published {hi} GB: the documented \
-         deviation is stale, remove it and assert the range"
-    );
-    assert!(
-        est - hi <= deviation,
-        "{what}: estimate {est:.2} GB is {:.2} GB above the published {hi} GB, more than the \
-         documented {deviation} GB",
-        est - hi
-    );
+    assert_outside_by(what, est, hi, "above", est - hi, deviation);
 }
 
 /// The estimate lies below the published range by more than nothing and at most `deviation`
 /// GB (the documented gap).
 fn assert_below_by(what: &str, est: f64, (lo, _): Range, deviation: f64) {
+    assert_outside_by(what, est, lo, "below", lo - est, deviation);
+}
+
+/// `gap` is how far `est` lies past `edge` on the side named by `side`: it must be there, and
+/// by no more than the documented `deviation`.
+fn assert_outside_by(what: &str, est: f64, edge: f64, side: &str, gap: f64, deviation: f64) {
     assert!(
-        est < lo,
-        "{what}: estimate {est:.2} GB is no longer below the published {lo} GB: the documented \
+        gap > 0.0,
+        "{what}: estimate {est:.2} GB is no longer {side} the published {edge} GB: the documented \
          deviation is stale, remove it and assert the range"
     );
     assert!(
-        lo - est <= deviation,
-        "{what}: estimate {est:.2} GB is {:.2} GB below the published {lo} GB, more than the \
-         documented {deviation} GB",
-        lo - est
+        gap <= deviation,
+        "{what}: estimate {est:.2} GB is {gap:.2} GB {side} the published {edge} GB, more than \
+         the documented {deviation} GB"
     );
 }
 

@@ -325,6 +325,15 @@ from = [{ key = "max_steps" }]
 from = [{ key = "warmup", fraction_of_total = true }]
 [settings.save_interval]
 from = [{ key = "save_steps", when = { key = "save_strategy", is = ["steps"], default = "steps" } }]
+[settings.devices_per_node]
+from = [{ key = "gpus", list_len = true, unset = ["-1"] }]
+[[not_training]]
+why = "mode test"
+when = [{ key = "mode", is = ["test"] }]
+[[not_training]]
+why = "inference only"
+when = [{ key = "inference", is = ["*"] }]
+absent = ["max_steps"]
 "#;
 
     fn setup(yaml: &str) -> TrainingSetup {
@@ -335,38 +344,16 @@ from = [{ key = "save_steps", when = { key = "save_strategy", is = ["steps"], de
 
     #[test]
     fn not_training_markers_and_device_strings() {
-        let d = parse_dialect(
-            "t",
-            r#"
-name = "t"
-title = "Test"
-formats = ["yaml"]
-[[detect]]
-keys = { a = 1 }
-min_score = 1
-[settings.devices_per_node]
-from = [{ key = "gpus", list_len = true, unset = ["-1"] }]
-[[not_training]]
-why = "mode test"
-when = [{ key = "mode", is = ["test"] }]
-[[not_training]]
-why = "inference only"
-when = [{ key = "inference", is = ["*"] }]
-absent = ["max_steps"]
-"#,
-        )
-        .unwrap();
-        let read = |yaml: &str| resolve(&d, &parse(yaml, Format::Yaml).unwrap().roots[0]);
         assert_eq!(
-            read("mode: test\n").not_training.as_deref(),
+            setup("mode: test\n").not_training.as_deref(),
             Some("mode test")
         );
-        assert_eq!(read("mode: ${m}\n").not_training, None);
-        assert_eq!(read("mode: train\n").not_training, None);
+        assert_eq!(setup("mode: ${m}\n").not_training, None);
+        assert_eq!(setup("mode: train\n").not_training, None);
         let gen = "inference: {top_k: 1}\n";
-        assert_eq!(read(gen).not_training.as_deref(), Some("inference only"));
-        assert_eq!(read(&format!("{gen}max_steps: 10\n")).not_training, None);
-        let devices = |yaml: &str| read(yaml).int(Concept::DevicesPerNode).map(|(n, _)| n);
+        assert_eq!(setup(gen).not_training.as_deref(), Some("inference only"));
+        assert_eq!(setup(&format!("{gen}max_steps: 10\n")).not_training, None);
+        let devices = |yaml: &str| setup(yaml).int(Concept::DevicesPerNode).map(|(n, _)| n);
         assert_eq!(devices("gpus: \"0,1\"\n"), Some(2));
         assert_eq!(devices("gpus: \"3,\"\n"), Some(1));
         assert_eq!(devices("gpus: \"4\"\n"), Some(4));

@@ -118,6 +118,15 @@ pub struct Source {
     pub unset: Vec<String>,
 }
 
+impl Source {
+    /// Whether this key's `map` writes the canonical value `canonical` (a fix can say it here).
+    pub fn maps_to(&self, canonical: &str) -> bool {
+        self.map
+            .as_ref()
+            .is_some_and(|m| m.values().any(|v| v.as_str() == Some(canonical)))
+    }
+}
+
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Condition {

@@ -272,11 +272,7 @@ impl Context<'_> {
     ) -> Option<Fix> {
         let spec = self.dialect.settings.get(&concept)?;
         let current = self.setup.get(concept)?;
-        let yields = |src: &&crate::dialect::Source| {
-            src.map
-                .as_ref()
-                .is_some_and(|m| m.values().any(|v| v.as_str() == Some(canonical)))
-        };
+        let yields = |src: &&crate::dialect::Source| src.maps_to(canonical);
         // Rewrite the key that set the current value when it can say the new one; else the
         // highest-priority key that can.
         let cur_key = current.origin.key();

@@ -21,13 +21,7 @@ fn expressible(ctx: &Context, canonical: &str) -> bool {
     ctx.dialect
         .settings
         .get(&Concept::Precision)
-        .is_some_and(|spec| {
-            spec.from.iter().any(|src| {
-                src.map
-                    .as_ref()
-                    .is_some_and(|m| m.values().any(|v| v.as_str() == Some(canonical)))
-            })
-        })
+        .is_some_and(|spec| spec.from.iter().any(|src| src.maps_to(canonical)))
 }
 
 /// `NVIDIA Tesla V100 (compute capability 7.0)`.
