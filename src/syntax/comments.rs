@@ -14,8 +14,8 @@ pub trait LineComments {
 impl LineComments for Format {
     fn comment_markers(&self) -> &'static [&'static str] {
         match self {
-            Format::Yaml | Format::Toml => &["#"],
-            Format::Jsonc => &["//"],
+            Format::Yaml | Format::Toml | Format::Python | Format::Shell => &["#"],
+            Format::Jsonc | Format::Rust => &["//"],
             // Plain JSON holds no comments: per-file-ignores only.
             Format::Json => &[],
         }

@@ -34,6 +34,12 @@ pub fn replace_scalar(text: &str, format: Format, node: &Node, value: &NewValue)
     if node.shared || node.span.is_empty() {
         return None;
     }
+    match format {
+        Format::Python => return super::python::replace_literal(text, node, value),
+        Format::Rust => return super::rust::replace_literal(text, node, value),
+        Format::Shell => return super::shell::replace_value(text, node, value),
+        _ => {}
+    }
     let NodeKind::Scalar(s) = &node.kind else {
         return None;
     };
@@ -82,6 +88,9 @@ pub fn insert_key(
         Format::Yaml => insert_yaml(text, map, m, path, value),
         Format::Toml => insert_toml(text, map, m, path, value),
         Format::Json | Format::Jsonc => insert_json(text, map, m, path, value),
+        Format::Python => super::python::insert_argument(text, map, m, path, value),
+        Format::Rust => super::rust::insert_argument(text, map, m, path, value),
+        Format::Shell => super::shell::insert_flag(text, map, m, path, value),
     }
 }
 
@@ -243,7 +252,7 @@ fn insert_toml(
         .collect::<Vec<_>>()
         .join(".");
     match m.style {
-        MapStyle::Implicit => None,
+        MapStyle::Implicit | MapStyle::Call | MapStyle::Command => None,
         MapStyle::Flow => {
             let close = text[..map.span.end].rfind('}')?;
             let sep = if m.entries.is_empty() { " " } else { ", " };

@@ -7,6 +7,9 @@
 pub mod comments;
 pub mod edit;
 pub mod json;
+pub mod python;
+pub mod rust;
+pub mod shell;
 pub mod toml;
 pub mod yaml;
 
@@ -23,6 +26,12 @@ pub enum Format {
     Toml,
     Json,
     Jsonc,
+    /// Python source, read statically: module assignments, calls, argparse defaults.
+    Python,
+    /// Rust source (Burn `#[derive(Config)]` structs and builder chains), read with syn.
+    Rust,
+    /// Shell launch scripts: the command lines that start training.
+    Shell,
 }
 
 impl Format {
@@ -34,6 +43,9 @@ impl Format {
             "toml" => Some(Format::Toml),
             "json" => Some(Format::Json),
             "jsonc" => Some(Format::Jsonc),
+            "py" => Some(Format::Python),
+            "rs" => Some(Format::Rust),
+            "sh" | "bash" => Some(Format::Shell),
             _ => None,
         }
     }
@@ -44,6 +56,9 @@ impl Format {
             Format::Toml => "toml",
             Format::Json => "json",
             Format::Jsonc => "jsonc",
+            Format::Python => "python",
+            Format::Rust => "rust",
+            Format::Shell => "shell",
         }
     }
 }
@@ -127,8 +142,14 @@ pub enum MapStyle {
     /// YAML `{...}`, TOML inline table, JSON object.
     Flow,
     /// A TOML table that exists only through dotted keys or as the parent of `[a.b]`:
-    /// it has no place of its own to insert a key into.
+    /// it has no place of its own to insert a key into. Also every mapping a code front-end
+    /// builds that has no text of its own (a Python module's namespace, argparse defaults).
     Implicit,
+    /// The arguments of a call in code (`dict(batch_size=8)`, `DataLoader(ds, num_workers=0)`,
+    /// a Rust builder chain): a key is inserted as a keyword argument in the call's layout.
+    Call,
+    /// The flags of a command line in a launch script: a key is appended as a flag.
+    Command,
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -601,6 +622,9 @@ pub fn parse(text: &str, format: Format) -> Result<Document, ParseError> {
         Format::Toml => toml::parse(text),
         Format::Json => json::parse(text, false),
         Format::Jsonc => json::parse(text, true),
+        Format::Python => python::parse(text),
+        Format::Rust => rust::parse(text),
+        Format::Shell => shell::parse(text),
     }
 }
 
