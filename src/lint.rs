@@ -399,12 +399,12 @@ pub fn lint_text(
     let mut dialect_name = None;
     // Each document's dialect, recognised once. A file goes to one framework: the first
     // document a dialect recognises says which, and so which loader reads the file.
-    let detected: Vec<Option<&Dialect>> = doc
+    let detected: Vec<Option<(&Dialect, std::borrow::Cow<syntax::Node>)>> = doc
         .roots
         .iter()
         .map(|root| detect(&settings.dialects, root, format, path))
         .collect();
-    if let Some(d) = detected.iter().flatten().next() {
+    if let Some((d, _)) = detected.iter().flatten().next() {
         let refused = loader_refusals(d, &doc, text, &lines);
         if !refused.is_empty() {
             // The framework stops at loading: nothing else in the file is checked.
@@ -418,10 +418,11 @@ pub fn lint_text(
             return (out, Some(d.name.clone()));
         }
     }
-    for (root, d) in doc.roots.iter().zip(detected) {
-        let Some(d) = d else {
+    for found in detected {
+        let Some((d, root)) = found else {
             continue;
         };
+        let root: &syntax::Node = &root;
         dialect_name.get_or_insert_with(|| d.name.clone());
         let setup = dialect::resolve(d, root);
         let linked = dialect::linked_deepspeed(&setup, path, &settings.dialects);

@@ -396,13 +396,15 @@ fn show_settings(results: &[FileResult]) -> String {
             continue;
         };
         for root in &doc.roots {
-            if crate::dialect::detect(&settings.dialects, root, doc.format, &r.path)
-                .map(|x| &x.name)
-                != Some(name)
-            {
+            let Some((found, view)) =
+                crate::dialect::detect(&settings.dialects, root, doc.format, &r.path)
+            else {
+                continue;
+            };
+            if &found.name != name {
                 continue;
             }
-            let setup = crate::dialect::resolve(d, root);
+            let setup = crate::dialect::resolve(d, &view);
             if let Some(why) = &setup.not_training {
                 out.push_str(&format!("  not a training run: {why}\n"));
             }

@@ -1,18 +1,21 @@
 //! Dialects: recognise which framework wrote a config and map its keys onto one
 //! [`TrainingSetup`]. The per-framework knowledge is data in `rules/dialects/*.toml`.
 
+mod mount;
 mod resolve;
 mod setup;
 mod spec;
 
 use std::path::Path;
 
+pub use mount::view;
 pub use resolve::resolve;
 pub use setup::{Concept, Origin, Setting, SettingValue, TrainingSetup, ValueType};
 pub use spec::{
     Condition, Dialect, Documents, DuplicateKeys, LoadSpec, NotTraining, Semantics, SettingSpec,
     Signature, Source,
 };
+pub use spec::Mount;
 
 use crate::syntax::{Format, Node};
 
@@ -125,21 +128,26 @@ fn has_path(root: &Node, dotted: &str) -> bool {
     root.get_path(&path).is_some()
 }
 
-/// The best-matching dialect for a document root, or `None` when it is not a training config
-/// hwlint knows.
-pub fn detect<'d>(
+/// The best-matching dialect for a document root, with the tree it reads there (see
+/// [`view`]), or `None` when it is not a training config hwlint knows.
+pub fn detect<'d, 'r>(
     dialects: &'d [Dialect],
-    root: &Node,
+    root: &'r Node,
     format: Format,
     path: &Path,
-) -> Option<&'d Dialect> {
+) -> Option<(&'d Dialect, std::borrow::Cow<'r, Node>)> {
     root.as_map()?;
     let file_name = path.file_name().and_then(|n| n.to_str()).unwrap_or("");
-    let mut best: Option<(u32, &Dialect)> = None;
+    let mut best: Option<(u32, &Dialect, std::borrow::Cow<'r, Node>)> = None;
     for d in dialects {
         if !d.formats.contains(&format) {
             continue;
         }
+        let Some(view) = view(d, root, format) else {
+            continue;
+        };
+        let root: &Node = &view;
+        let mut hit = None;
         for sig in &d.detect {
             if !sig.filenames.is_empty()
                 && !sig.filenames.iter().any(|g| {
@@ -162,12 +170,16 @@ pub fn detect<'d>(
                 .filter(|(k, _)| has_path(root, k))
                 .map(|(_, w)| *w)
                 .sum();
-            if score >= sig.min_score && best.is_none_or(|(b, _)| score > b) {
-                best = Some((score, d));
+            let top = hit.max(best.as_ref().map(|(b, _, _)| *b));
+            if score >= sig.min_score && top.is_none_or(|b| score > b) {
+                hit = Some(score);
             }
         }
+        if let Some(score) = hit {
+            best = Some((score, d, view));
+        }
     }
-    best.map(|(_, d)| d)
+    best.map(|(_, d, v)| (d, v))
 }
 
 #[cfg(test)]

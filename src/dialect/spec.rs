@@ -36,6 +36,52 @@ pub struct Dialect {
     /// the file is still this dialect's, but training rules stay silent on it.
     #[serde(default)]
     pub not_training: Vec<NotTraining>,
+    /// Where the settings sit in code and launch scripts (`[[mount]]`): for a format with
+    /// mounts, the dialect reads the tree they assemble; for the others, the file's root.
+    #[serde(default)]
+    pub mount: Vec<Mount>,
+    /// The key that names one setup among several in a file (openpi's `TrainConfig(name=...)`),
+    /// quoted in messages so a finding says which setup it is about.
+    pub setup_name: Option<String>,
+}
+
+/// A part of a code front-end's tree placed in the dialect's key space: the keyword arguments
+/// of `TrainingArguments(...)` at the root, those of `Trainer(...)` at `trainer`, the flags of
+/// `lerobot-train` at the root.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Mount {
+    pub format: Format,
+    /// Dotted path in the front-end's tree; empty for its whole root.
+    #[serde(default)]
+    pub take: String,
+    /// Dotted path in the dialect's key space; empty for the root.
+    #[serde(default)]
+    pub at: String,
+    /// Launch scripts: the scripts or modules the mount applies to, matched against the
+    /// launched `script` exactly or as its path's ending (`scripts/train.py`).
+    #[serde(default)]
+    pub script: Vec<String>,
+    /// Launch scripts: the flag (in `args`) that names a config file the other flags
+    /// override (`config_path`).
+    pub config_flag: Option<String>,
+    /// Launch scripts: the first positional argument names a setup defined in code (openpi's
+    /// `scripts/train.py pi0_libero` names `TrainConfig(name="pi0_libero", ...)`).
+    #[serde(default)]
+    pub named_config: bool,
+}
+
+impl Mount {
+    /// Whether a launched script or module is one this mount is for.
+    pub fn takes_script(&self, script: &str) -> bool {
+        self.script.is_empty()
+            || self.script.iter().any(|s| {
+                script == s
+                    || script
+                        .strip_suffix(s.as_str())
+                        .is_some_and(|head| head.ends_with('/'))
+            })
+    }
 }
 
 /// One way a config of the dialect says it does not train. It holds when every condition in

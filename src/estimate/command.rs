@@ -263,16 +263,14 @@ fn build_plan(
             let (dialect, root) = doc
                 .roots
                 .iter()
-                .find_map(|r| {
-                    crate::dialect::detect(&settings.dialects, r, format, path).map(|d| (d, r))
-                })
+                .find_map(|r| crate::dialect::detect(&settings.dialects, r, format, path))
                 .ok_or_else(|| {
                     usage(format!(
                         "{}: not a training config hwlint recognises",
                         path.display()
                     ))
                 })?;
-            let setup = crate::dialect::resolve(dialect, root);
+            let setup = crate::dialect::resolve(dialect, &root);
             let linked = crate::dialect::linked_deepspeed(&setup, path, &settings.dialects);
             models = settings.models.to_vec();
             (
