@@ -7,6 +7,7 @@ pub mod discover;
 pub mod estimate;
 pub mod fix;
 pub mod hardware;
+pub mod launch;
 pub mod lint;
 pub mod report;
 pub mod rules;

@@ -6,6 +6,7 @@ use std::path::{Path, PathBuf};
 use serde::Serialize;
 
 use crate::dialect::{self, detect, Dialect, Documents, DuplicateKeys};
+use crate::launch::{self, Run};
 use crate::fix::{apply_fixes_indexed, Applicability, Fix};
 use crate::rules::{self, Context, Rule, Severity, RULES};
 use crate::settings::FileSettings;
@@ -418,38 +419,51 @@ pub fn lint_text(
             return (out, Some(d.name.clone()));
         }
     }
-    for found in detected {
-        let Some((d, root)) = found else {
+    for (index, found) in detected.into_iter().enumerate() {
+        let Some((d, view)) = found else {
             continue;
         };
-        let root: &syntax::Node = &root;
         dialect_name.get_or_insert_with(|| d.name.clone());
-        let setup = dialect::resolve(d, root);
-        let linked = dialect::linked_deepspeed(&setup, path, &settings.dialects);
+        let run = launch::assemble(d, view, &doc.roots[index], format, path, text);
+        let linked = dialect::linked_deepspeed(&run.setup, path, &settings.dialects);
+        // A run with merged sources has its own text, so its own line index.
+        let run_lines = std::cell::OnceCell::new();
         let ctx = Context {
             linked: linked.as_ref(),
-            setup: &setup,
+            setup: &run.setup,
             dialect: d,
             target: &settings.target,
-            text,
-            lines: &lines,
+            text: &run.text,
+            lines: if run.merged.is_empty() {
+                &lines
+            } else {
+                &run_lines
+            },
             doc: &doc,
-            root,
+            root: &run.root,
             options: &settings.options,
             path,
             models: &settings.models,
             memory: Default::default(),
         };
+        let mut found = Vec::new();
         for rule in RULES.iter().filter(|r| enabled(r)) {
             let Some(check) = rule.check else { continue };
             for v in check(&ctx) {
-                out.push(Diagnostic {
+                found.push(Diagnostic {
                     rule,
                     message: v.message,
                     span: v.span,
                     fix: v.fix,
                 });
             }
+        }
+        let named = setup_named(d, &run.root);
+        for mut diag in settle(&run, found, settings) {
+            if let Some(named) = &named {
+                diag.message.push_str(&format!(" (in {named})"));
+            }
+            out.push(diag);
         }
     }
     // A multi-document file that names one model in each document hears about it once.
@@ -460,6 +474,82 @@ pub fn lint_text(
     }
     out.sort_by(|a, b| (a.span.start, a.rule.code).cmp(&(b.span.start, b.rule.code)));
     (out, dialect_name)
+}
+
+/// How a message names the setup a root holds, where the dialect's files hold several
+/// (openpi's `TrainConfig(name="pi0_libero", ...)` list): `TrainConfig \`pi0_libero\``.
+fn setup_named(d: &Dialect, root: &syntax::Node) -> Option<String> {
+    let key = d.setup_name.as_deref()?;
+    let name = root.get_path(&[key])?.as_scalar()?;
+    let callee = root
+        .tag
+        .as_deref()
+        .and_then(|t| t.strip_prefix("call:"))
+        .map_or("setup", |c| c.rsplit('.').next().unwrap_or(c));
+    Some(format!("{callee} `{}`", name.text))
+}
+
+/// The findings on a run with merged sources, as the launch file reports them. A finding that
+/// the merged config gives on its own, word for word, is the config's to report (it is linted
+/// on its own): it is dropped here. One the line changes, but that points into the config, is
+/// reported at the place the line names the config, saying where the value is written. A fix
+/// that would edit another file is dropped (this file is the one being fixed).
+fn settle(run: &Run, found: Vec<Diagnostic>, settings: &FileSettings) -> Vec<Diagnostic> {
+    if run.merged.is_empty() {
+        return found;
+    }
+    let alone: Vec<Vec<Diagnostic>> = run
+        .merged
+        .iter()
+        .map(|m| {
+            let own = run.text.get(m.start..m.start + m.len).unwrap_or("");
+            lint_text(own, m.format, &m.path, settings).0
+        })
+        .collect();
+    let mut out = Vec::new();
+    for mut d in found {
+        if d.fix.as_ref().is_some_and(|f| {
+            f.edits.iter().any(|e| e.range.end > run.own_len)
+        }) {
+            d.fix = None;
+        }
+        let Some((i, m)) = run
+            .merged
+            .iter()
+            .enumerate()
+            .find(|(_, m)| d.span.start >= m.start && d.span.start <= m.start + m.len)
+            .filter(|_| d.span.start >= run.own_len)
+        else {
+            out.push(d);
+            continue;
+        };
+        let local = d.span.start - m.start..d.span.end - m.start;
+        let said_alone = alone[i]
+            .iter()
+            .any(|a| a.rule.code == d.rule.code && a.span == local && a.message == d.message);
+        if said_alone {
+            continue;
+        }
+        let own = run.text.get(m.start..m.start + m.len).unwrap_or("");
+        let (line, _) = syntax::LineIndex::new(own).position(own, local.start);
+        d.message = format!(
+            "{} (from {} in {}:{line})",
+            d.message,
+            m.what,
+            shown_path(&m.path).display()
+        );
+        d.span = m.named_at.clone();
+        out.push(d);
+    }
+    out
+}
+
+/// A path as a message shows it: relative to the working folder when under it.
+fn shown_path(p: &Path) -> PathBuf {
+    std::env::current_dir()
+        .ok()
+        .and_then(|cwd| p.strip_prefix(cwd).ok().map(Path::to_path_buf))
+        .unwrap_or_else(|| p.to_path_buf())
 }
 
 /// Why the dialect's loader refuses a file that parses (DESIGN.md, "Which files"): a YAML

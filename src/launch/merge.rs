@@ -1,0 +1,134 @@
+//! Trees from several files as one: a merged source's nodes are shifted past the launch file's
+//! text, so every span still says which file (and where in it) a value was written.
+
+use crate::syntax::{Entry, Map, Node, NodeKind};
+
+/// `node` with every span moved `by` bytes on (into the merged text's later part).
+pub fn shifted(node: &Node, by: usize) -> Node {
+    let kind = match &node.kind {
+        NodeKind::Map(m) => NodeKind::Map(Map::new(
+            m.entries
+                .iter()
+                .map(|e| Entry {
+                    key: e.key.clone(),
+                    key_span: e.key_span.start + by..e.key_span.end + by,
+                    value: shifted(&e.value, by),
+                })
+                .collect(),
+            m.style,
+        )),
+        NodeKind::Seq(items) => NodeKind::Seq(items.iter().map(|i| shifted(i, by)).collect()),
+        NodeKind::Scalar(s) => NodeKind::Scalar(s.clone()),
+    };
+    Node {
+        span: node.span.start + by..node.span.end + by,
+        kind,
+        tag: node.tag.clone(),
+        shared: node.shared,
+    }
+}
+
+/// `over` laid on `base`: a key both set as mappings merges key by key; otherwise `over`'s
+/// value wins. The result keeps `over`'s span, style and tag at the top (fixes that add a key
+/// add it where `over` was written: the launch line), and `base`'s below it where `over` only
+/// adds to a mapping `base` wrote.
+pub fn overlay(base: &Node, over: &Node) -> Node {
+    let (Some(b), Some(o)) = (base.as_map(), over.as_map()) else {
+        return over.clone();
+    };
+    let mut entries: Vec<Entry> = b.entries.clone();
+    for e in &o.entries {
+        match entries.iter().rposition(|x| x.key == e.key) {
+            Some(i) if entries[i].value.as_map().is_some() && e.value.as_map().is_some() => {
+                let under = entries.remove(i);
+                let value = overlay_below(&under.value, &e.value);
+                entries.push(Entry {
+                    key: e.key.clone(),
+                    key_span: e.key_span.clone(),
+                    value,
+                });
+            }
+            _ => entries.push(e.clone()),
+        }
+    }
+    Node {
+        span: over.span.clone(),
+        kind: NodeKind::Map(Map::new(entries, o.style)),
+        tag: over.tag.clone(),
+        shared: over.shared,
+    }
+}
+
+/// Like [`overlay`], but the mapping stays `base`'s (it exists in `base`'s file).
+fn overlay_below(base: &Node, over: &Node) -> Node {
+    let merged = overlay(base, over);
+    Node {
+        span: base.span.clone(),
+        kind: match merged.kind {
+            NodeKind::Map(m) => NodeKind::Map(Map::new(
+                m.entries,
+                base.as_map().map_or(m.style, |b| b.style),
+            )),
+            other => other,
+        },
+        tag: base.tag.clone(),
+        shared: base.shared,
+    }
+}
+
+/// Replaces every node tagged `tag` (a value read from a script's argparse default or an
+/// environment variable) by `with`: what a flag or an exported variable gives it instead.
+pub fn substitute(node: &Node, tag: &str, with: &Node) -> Node {
+    if node.tag.as_deref() == Some(tag) {
+        return with.clone();
+    }
+    let kind = match &node.kind {
+        NodeKind::Map(m) => NodeKind::Map(Map::new(
+            m.entries
+                .iter()
+                .map(|e| Entry {
+                    key: e.key.clone(),
+                    key_span: e.key_span.clone(),
+                    value: substitute(&e.value, tag, with),
+                })
+                .collect(),
+            m.style,
+        )),
+        NodeKind::Seq(items) => NodeKind::Seq(
+            items
+                .iter()
+                .map(|i| substitute(i, tag, with))
+                .collect(),
+        ),
+        NodeKind::Scalar(_) => return node.clone(),
+    };
+    Node {
+        span: node.span.clone(),
+        kind,
+        tag: node.tag.clone(),
+        shared: node.shared,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::syntax::{parse, Format};
+
+    #[test]
+    fn the_line_wins_and_spans_say_which_file() {
+        let cfg = parse("batch_size: 64\npolicy: {type: act, lr: 1}\n", Format::Yaml).unwrap();
+        let line = parse("{batch_size: 8, policy: {lr: 2}}", Format::Yaml).unwrap();
+        let base = shifted(&cfg.roots[0], 100);
+        let m = overlay(&base, &line.roots[0]);
+        let bs = m.get_path(&["batch_size"]).unwrap();
+        assert_eq!(bs.as_scalar().unwrap().text, "8");
+        assert!(bs.span.end < 100);
+        let ty = m.get_path(&["policy", "type"]).unwrap();
+        assert!(ty.span.start >= 100);
+        assert_eq!(m.get_path(&["policy", "lr"]).unwrap().as_scalar().unwrap().text, "2");
+        // The merged `policy` mapping is the config's.
+        assert!(m.get_path(&["policy"]).unwrap().span.start >= 100);
+        assert_eq!(m.span, line.roots[0].span);
+    }
+}

@@ -1,0 +1,162 @@
+//! A run is the sum of its sources (DESIGN.md, flow step 3). A launch line's flags lie over the
+//! config file it names (`--config_path`), over the setup its first argument names (openpi's
+//! `scripts/train.py pi0_libero`), or over the argparse defaults of the script it runs; the
+//! launcher's own flags (`torchrun --nproc_per_node`) say how many processes run. Every setting
+//! keeps the span that set it: the merged sources' texts follow the launch file's own text in
+//! one [`Run::text`], so a span past [`Run::own_len`] is in another file, which
+//! [`Run::source_at`] names.
+
+mod launchers;
+mod merge;
+mod sources;
+
+use std::borrow::Cow;
+use std::path::{Path, PathBuf};
+
+use crate::dialect::{self, Dialect, Mount, TrainingSetup};
+use crate::syntax::{Format, Node};
+
+pub use launchers::program;
+
+/// Another file whose settings are part of a run.
+#[derive(Debug, Clone)]
+pub struct Merged {
+    pub path: PathBuf,
+    /// Its format, to lint it on its own.
+    pub format: Format,
+    /// Where its text starts in [`Run::text`].
+    pub start: usize,
+    pub len: usize,
+    /// Which of its document roots the run reads.
+    pub root_index: usize,
+    /// The span in the launch file that names it (the `--config_path` value, the config name).
+    pub named_at: crate::syntax::Span,
+    /// How a message refers to the part of it the run reads (`TrainConfig \`pi0_libero\``).
+    pub what: String,
+}
+
+/// One training setup and the tree and text it was read from.
+pub struct Run<'a> {
+    pub dialect: &'a Dialect,
+    pub root: Cow<'a, Node>,
+    pub setup: TrainingSetup,
+    /// The file's own text, then each merged source's text (each after a line break).
+    pub text: Cow<'a, str>,
+    /// The length of the file's own text: spans at or past it are in [`Run::merged`].
+    pub own_len: usize,
+    pub merged: Vec<Merged>,
+}
+
+impl Run<'_> {
+    /// The merged source a span of [`Run::text`] falls in (`None`: the file's own text).
+    pub fn source_at(&self, at: usize) -> Option<&Merged> {
+        if at < self.own_len {
+            return None;
+        }
+        self.merged
+            .iter()
+            .find(|m| at >= m.start && at <= m.start + m.len)
+    }
+}
+
+/// The run one document root gives, read through `dialect`'s `view` of it.
+pub fn assemble<'a>(
+    dialect: &'a Dialect,
+    view: Cow<'a, Node>,
+    front_root: &Node,
+    format: Format,
+    path: &Path,
+    text: &'a str,
+) -> Run<'a> {
+    let plain = |view: Cow<'a, Node>| Run {
+        dialect,
+        setup: dialect::resolve(dialect, &view),
+        root: view,
+        text: Cow::Borrowed(text),
+        own_len: text.len(),
+        merged: Vec::new(),
+    };
+    if format != Format::Shell {
+        return plain(view);
+    }
+    let script = front_root
+        .get_path(&["script"])
+        .and_then(|n| n.as_scalar())
+        .map(|s| s.text.clone())
+        .unwrap_or_default();
+    let mount = dialect
+        .mount
+        .iter()
+        .find(|m| m.format == Format::Shell && m.takes_script(&script));
+    let named = mount.and_then(|m| named_source(dialect, m, &view, front_root, path));
+    let mut run = match named {
+        Some((found, index, named_at, what)) => {
+            let start = text.len() + 1;
+            let base_root = &found.doc.roots[index];
+            let base_view = dialect::view(dialect, base_root, found.doc.format)
+                .map_or_else(|| base_root.clone(), Cow::into_owned);
+            let merged_root = merge::overlay(&merge::shifted(&base_view, start), &view);
+            let merged = Merged {
+                path: found.path.clone(),
+                format: found.doc.format,
+                start,
+                len: found.text.len(),
+                root_index: index,
+                named_at,
+                what,
+            };
+            Run {
+                dialect,
+                setup: dialect::resolve(dialect, &merged_root),
+                root: Cow::Owned(merged_root),
+                text: Cow::Owned(format!("{text}\n{}", found.text)),
+                own_len: text.len(),
+                merged: vec![merged],
+            }
+        }
+        None => plain(view),
+    };
+    launchers::overlay(&mut run.setup, front_root);
+    run
+}
+
+/// The config file or named setup a launch line's flags lie over, if the mount names one and
+/// it can be found: the file, the root of it the run reads, where the line names it, and how
+/// to refer to it.
+fn named_source(
+    dialect: &Dialect,
+    mount: &Mount,
+    view: &Node,
+    front_root: &Node,
+    path: &Path,
+) -> Option<(sources::Found, usize, crate::syntax::Span, String)> {
+    if let Some(flag) = &mount.config_flag {
+        let node = view.get_path(&flag.split('.').collect::<Vec<_>>())?;
+        let written = &node.as_scalar()?.text;
+        let file = sources::named_file(path, written)?;
+        let found = sources::read(&file)?;
+        let index = found
+            .doc
+            .roots
+            .iter()
+            .position(|r| dialect::view(dialect, r, found.doc.format).is_some())?;
+        return Some((found, index, node.span.clone(), format!("`{written}`")));
+    }
+    if mount.named_config {
+        let key = dialect.setup_name.as_deref().unwrap_or("name");
+        let first = match &front_root.get_path(&["positional"])?.kind {
+            crate::syntax::NodeKind::Seq(items) => items.first()?,
+            _ => return None,
+        };
+        let name = &first.as_scalar()?.text;
+        let (found, index) = sources::named_setup(path, name, key)?;
+        let callee = found.doc.roots[index]
+            .tag
+            .as_deref()
+            .and_then(|t| t.strip_prefix("call:"))
+            .map(|c| c.rsplit('.').next().unwrap_or(c).to_string())
+            .unwrap_or_else(|| "setup".into());
+        return Some((found, index, first.span.clone(), format!("{callee} `{name}`")));
+    }
+    None
+}

@@ -1,0 +1,98 @@
+//! Finding the files a launch line names: a config path, the script it runs, the Python file
+//! that defines a named setup.
+
+use std::path::{Path, PathBuf};
+
+use crate::syntax::{self, Format};
+
+/// Files bigger than this are not searched for a named setup (no config module is).
+const MAX_SEARCHED_BYTES: u64 = 4 << 20;
+/// Python files read at most while looking for a named setup.
+const MAX_SEARCHED_FILES: usize = 5000;
+
+/// A file another one names, read and parsed.
+#[derive(Debug, Clone)]
+pub struct Found {
+    pub path: PathBuf,
+    pub text: String,
+    pub doc: syntax::Document,
+}
+
+/// The file `written` (as a launch line wrote it) names: absolute, or relative to the launch
+/// file's folder or one above it (scripts are usually run from the repository root).
+pub fn named_file(from: &Path, written: &str) -> Option<PathBuf> {
+    if written.is_empty() || written.contains('$') {
+        return None;
+    }
+    let p = Path::new(written);
+    if p.is_absolute() {
+        return p.is_file().then(|| p.to_path_buf());
+    }
+    let start = std::path::absolute(from).ok()?;
+    start
+        .ancestors()
+        .skip(1)
+        .map(|dir| dir.join(p))
+        .find(|c| c.is_file())
+}
+
+/// Reads and parses a file hwlint reads.
+pub fn read(path: &Path) -> Option<Found> {
+    let format = Format::from_path(path)?;
+    let raw = crate::lint::read_text(path, crate::lint::MAX_FILE_BYTES).ok()?;
+    let (text, _) = syntax::strip_bom(&raw);
+    let doc = syntax::parse(text, format).ok()?;
+    Some(Found {
+        path: path.to_path_buf(),
+        text: text.to_string(),
+        doc,
+    })
+}
+
+/// The folder a named setup is looked for under: the nearest one above the launch file that
+/// holds `.git` or `pyproject.toml`, else the launch file's own folder.
+fn project_root(from: &Path) -> Option<PathBuf> {
+    let start = std::path::absolute(from).ok()?;
+    let dir = start.parent()?.to_path_buf();
+    Some(
+        dir.ancestors()
+            .take(8)
+            .find(|d| d.join(".git").exists() || d.join("pyproject.toml").is_file())
+            .unwrap_or(&dir)
+            .to_path_buf(),
+    )
+}
+
+/// The Python file and the root in it that define the setup called `name` (openpi's
+/// `TrainConfig(name="pi0_libero", ...)`), searched in the launch file's project.
+pub fn named_setup(from: &Path, name: &str, name_key: &str) -> Option<(Found, usize)> {
+    if name.is_empty() || name.contains('$') {
+        return None;
+    }
+    let root = project_root(from)?;
+    let quoted = [format!("\"{name}\""), format!("'{name}'")];
+    let walk = ignore::WalkBuilder::new(&root).build();
+    for entry in walk.flatten().take(MAX_SEARCHED_FILES * 4).filter(|e| {
+        e.file_type().is_some_and(|t| t.is_file())
+            && e.path().extension().is_some_and(|x| x == "py")
+            && e.metadata().is_ok_and(|m| m.len() <= MAX_SEARCHED_BYTES)
+    }) {
+        let Ok(text) = std::fs::read_to_string(entry.path()) else {
+            continue;
+        };
+        if !quoted.iter().any(|q| text.contains(q.as_str())) {
+            continue;
+        }
+        let Some(found) = read(entry.path()) else {
+            continue;
+        };
+        let index = found.doc.roots.iter().enumerate().skip(1).find_map(|(i, r)| {
+            let n = r.get_path(&[name_key])?.as_scalar()?;
+            (n.text == name).then_some(i)
+        });
+        if let Some(i) = index {
+            return Some((found, i));
+        }
+    }
+    None
+}
