@@ -441,6 +441,7 @@ pub fn lint_text(
             },
             doc: &doc,
             root: &run.root,
+            front: &doc.roots[index],
             options: &settings.options,
             path,
             models: &settings.models,

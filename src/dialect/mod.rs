@@ -28,6 +28,7 @@ macro_rules! builtin_dialects {
 
 /// The dialects compiled into the binary, most specific first (ties go to the earlier one).
 const BUILTIN: &[(&str, &str)] = builtin_dialects![
+    "openpi.toml",
     "lerobot.toml",
     "lerobot-hydra.toml",
     "trl.toml",
@@ -39,6 +40,8 @@ const BUILTIN: &[(&str, &str)] = builtin_dialects![
     "lightning.toml",
     "vjepa.toml",
     "accelerate.toml",
+    "mmengine.toml",
+    "pytorch.toml",
 ];
 
 #[derive(Debug, thiserror::Error, miette::Diagnostic)]
@@ -146,8 +149,20 @@ pub fn detect<'d, 'r>(
         let Some(view) = view(d, root, format) else {
             continue;
         };
+        // A launch line that runs a script the dialect names (`lerobot-train`) is the
+        // dialect's, whatever flags it passes (perhaps only `--config_path`).
+        let script = root
+            .get_path(&["script"])
+            .and_then(|n| n.as_scalar())
+            .map(|s| s.text.as_str());
+        let named_script = format == Format::Shell
+            && d.mount.iter().any(|m| {
+                m.format == Format::Shell
+                    && !m.script.is_empty()
+                    && script.is_some_and(|s| m.takes_script(s))
+            });
         let root: &Node = &view;
-        let mut hit = None;
+        let mut hit = named_script.then_some(u32::MAX / 2);
         for sig in &d.detect {
             if !sig.filenames.is_empty()
                 && !sig.filenames.iter().any(|g| {

@@ -124,9 +124,17 @@ fn is_symbolic(s: &str) -> bool {
     t.eq_ignore_ascii_case("auto") || t.contains("${") || t == "???" || t.starts_with("{{")
 }
 
+/// The name a call in code reads as (`lr_schedule=_optimizer.CosineDecaySchedule(...)` reads
+/// as `CosineDecaySchedule`): a dialect's `map` and conditions name the class, not its module.
+fn callee(node: &Node) -> Option<&str> {
+    let c = node.tag.as_deref()?.strip_prefix("call:")?;
+    Some(c.rsplit('.').next().unwrap_or(c))
+}
+
 /// Whether another key has one of the accepted values: `None` when it is symbolic.
 fn condition_holds(loader: Loader, root: &Node, cond: &Condition) -> Option<bool> {
     let other = match root.get_path(&path_of(&cond.key)) {
+        Some(node) if callee(node).is_some() => callee(node).map(str::to_string),
         Some(node) => match node.as_scalar() {
             Some(s) if s.value(loader) == Value::Unknown => return None,
             Some(s) => Some(s.value(loader))
@@ -168,6 +176,10 @@ fn read_source(
         value_span: entry.value.span.clone(),
     };
     let node = &entry.value;
+    if let (Some(name), Some(map)) = (callee(node), &source.map) {
+        let value = from_toml(concept, map.get(name)?);
+        return Some((Setting { value, origin }, false));
+    }
     let value = match &node.kind {
         NodeKind::Seq(items) if source.list_len => SettingValue::Int(items.len() as i64),
         // A list of names for a text setting (LoRA target modules) reads as `a,b`.
@@ -188,6 +200,18 @@ fn read_source(
         NodeKind::Seq(_) | NodeKind::Map(_) => SettingValue::Unknown("a structured value".into()),
         NodeKind::Scalar(s) => {
             let loaded = s.value(loader);
+            // In code, a dotted constant (`torch.bfloat16`) is what a dialect's map names.
+            if let (Value::Unknown, Some(hit)) =
+                (&loaded, source.map.as_ref().and_then(|m| m.get(s.text.trim())))
+            {
+                return Some((
+                    Setting {
+                        value: from_toml(concept, hit),
+                        origin,
+                    },
+                    false,
+                ));
+            }
             if loaded == Value::Unknown {
                 // A custom tag, or a tagged text the loader cannot construct: the file's
                 // own spelling says what it is.

@@ -92,6 +92,12 @@ pub enum Concept {
     TensorParallel,
     PipelineParallel,
     ContextParallel,
+    /// The share of each GPU's memory JAX takes (`XLA_PYTHON_CLIENT_MEM_FRACTION`): what the
+    /// run can use, in (0, 1].
+    MemFraction,
+    /// JAX reserves its fraction at start (`XLA_PYTHON_CLIENT_PREALLOCATE`, default true); when
+    /// false the fraction is a cap on what it may grow to.
+    MemPreallocate,
     /// Ranks that split one sample's sequence (DeepSpeed Ulysses `sequence_parallel_size`):
     /// they count once in the batch arithmetic, but ZeRO still shards over them.
     SequenceParallel,
@@ -115,10 +121,10 @@ impl Concept {
             | SaveInterval | EvalInterval | SeqLen | ImageSize | LoraR | ZeroStage
             | TensorParallel | PipelineParallel | ContextParallel | SequenceParallel
             | FsdpVersion => ValueType::Int,
-            Epochs | WarmupSteps | WarmupRatio | RamPerProcessGb => ValueType::Float,
+            Epochs | WarmupSteps | WarmupRatio | RamPerProcessGb | MemFraction => ValueType::Float,
             PinMemory | PersistentWorkers | LoadIn4bit | LoadIn8bit | UsesGpu | FusedKernels
             | ChunkedLoss | DoubleQuant | CpuExperts | FsdpOrigParams | ReferenceModel
-            | OffloadOptimizer | OffloadParams => ValueType::Bool,
+            | OffloadOptimizer | OffloadParams | MemPreallocate => ValueType::Bool,
             Scheduler
             | Precision
             | WeightDtype

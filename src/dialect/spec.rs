@@ -198,6 +198,10 @@ pub struct Semantics {
     /// `global_batch = -1` (or absent) means "micro-batch x data-parallel degree" (torchtitan).
     #[serde(default)]
     pub global_batch_minus_one_is_derived: bool,
+    /// The batch is global and each GPU takes its share (openpi `batch_size`): the micro-batch
+    /// is the global batch over the GPUs.
+    #[serde(default)]
+    pub global_batch_splits_over_devices: bool,
 }
 
 /// What the framework's loader does with one format's files.

@@ -230,6 +230,14 @@ fn flag_defaults(setup: &mut TrainingSetup) {
     }
 }
 
+/// The JAX memory fraction a config's run uses (`XLA_PYTHON_CLIENT_MEM_FRACTION`), when valid.
+fn config_fraction(setup: &TrainingSetup) -> Option<f64> {
+    setup
+        .float(crate::dialect::Concept::MemFraction)
+        .map(|(f, _)| f)
+        .filter(|f| *f > 0.0 && *f <= 1.0)
+}
+
 /// The flag that gives an input a config lacks.
 fn flag_for(missing: &str) -> &'static str {
     match missing {
@@ -246,9 +254,9 @@ fn flag_for(missing: &str) -> &'static str {
 fn build_plan(
     args: &EstimateArgs,
     target: &Target,
-) -> Result<(Planned, Option<u64>, Inputs), EstimateError> {
+) -> Result<(Planned, Option<u64>, Inputs, Option<f64>), EstimateError> {
     let mut models: Vec<Architecture> = Vec::new();
-    let (mut setup, linked, base_dir) = match &args.config {
+    let (mut setup, linked, base_dir, global_batch_splits) = match &args.config {
         Some(path) => {
             let configs = ConfigResolver::new(Overrides::default())?;
             let settings = configs
@@ -277,6 +285,7 @@ fn build_plan(
                 setup,
                 linked.map(|l| l.setup),
                 path.parent().unwrap_or(Path::new(".")).to_path_buf(),
+                dialect.semantics.global_batch_splits_over_devices,
             )
         }
         None => (
@@ -286,6 +295,7 @@ fn build_plan(
             },
             None,
             Path::new(".").to_path_buf(),
+            false,
         ),
     };
     // A model given by flag is found from the working directory, not the config's folder.
@@ -315,6 +325,8 @@ fn build_plan(
             .map(|g| g as i64)
             .or(target.gpus.map(i64::from))
             .or(args.config.is_none().then_some(1)),
+        mem_fraction: args.memory_fraction.or(config_fraction(&setup)),
+        global_batch_splits,
     };
     let planned = match plan_for(&plan_inputs) {
         Ok(p) => p,
@@ -369,7 +381,7 @@ fn build_plan(
     let steps = args
         .steps
         .or(setup.int(Concept::TotalSteps).map(|(s, _)| s.max(0) as u64));
-    Ok((planned, steps, inputs))
+    Ok((planned, steps, inputs, plan_inputs.mem_fraction))
 }
 
 fn model_from_flag(name: &str) -> Result<super::models::Architecture, EstimateError> {
@@ -419,7 +431,7 @@ pub fn run(args: &EstimateArgs) -> Result<EstimateReport, EstimateError> {
         }
     }
     let targets = targets_of(args)?;
-    let (planned, steps, inputs) = build_plan(args, &targets[0])?;
+    let (planned, steps, inputs, mem_fraction) = build_plan(args, &targets[0])?;
     let plan = planned.plan.clone();
     let est = estimate(&plan);
     let need = need_bytes(&est);
@@ -432,7 +444,7 @@ pub fn run(args: &EstimateArgs) -> Result<EstimateReport, EstimateError> {
     let results = targets
         .iter()
         .map(|t| {
-            let usable = usable_bytes(&t.gpu, args.memory_fraction);
+            let usable = usable_bytes(&t.gpu, mem_fraction);
             let step = step_seconds(&plan, &est, &t.gpu);
             let verdict = match least_need {
                 _ if need <= usable => "fits",

@@ -92,6 +92,10 @@ pub struct Inputs<'a> {
     pub target: &'a Target,
     /// Data-parallel processes, when known.
     pub data_parallel: Option<i64>,
+    /// The share of the card JAX may use (`XLA_PYTHON_CLIENT_MEM_FRACTION`), for JAX runs.
+    pub mem_fraction: Option<f64>,
+    /// The dialect's batch is global, each GPU taking its share (openpi).
+    pub global_batch_splits: bool,
 }
 
 /// A config read into the estimator's plan.
@@ -136,11 +140,28 @@ pub fn plan_for(i: &Inputs) -> Result<Planned, Gap> {
             "experts on the CPU for a model without experts",
         ));
     }
+    // A global batch each GPU takes its share of (openpi): the share when the GPUs are known,
+    // else bounded between the whole batch on one GPU and one sample per GPU.
+    let mut batch_lower = None;
     let batch = match s.int(Concept::MicroBatch) {
         Some((b, _)) => b,
         None => match linked.and_then(|l| l.int(Concept::MicroBatch)) {
             Some((b, _)) => b,
-            None => return Err(Gap::Missing("micro-batch")),
+            None => match (s.int(Concept::GlobalBatch), i.global_batch_splits) {
+                (Some((g, _)), true) => match i.data_parallel {
+                    Some(dp) if dp > 0 => (g + dp - 1) / dp,
+                    _ => {
+                        if g > 1 {
+                            bounded.push(format!(
+                                "the global batch {g} split over any number of GPUs"
+                            ));
+                            batch_lower = Some(1);
+                        }
+                        g
+                    }
+                },
+                _ => return Err(Gap::Missing("micro-batch")),
+            },
         },
     };
     used.push(("batch_size", Concept::MicroBatch));
@@ -493,6 +514,7 @@ pub fn plan_for(i: &Inputs) -> Result<Planned, Gap> {
         checkpointing: experts_lower.or(fused_lower).unwrap_or(checkpointing_lower),
         attention: attention_lower,
         optimizer: optimizer_lower,
+        batch: batch_lower.unwrap_or(plan.batch),
         ..plan.clone()
     });
     Ok(Planned {
@@ -560,9 +582,9 @@ pub enum Sharding {
 /// block).
 const FLOOR_SHARDS: u64 = 1024;
 
-fn estimated(plan: Plan, target: &Target) -> Estimated {
+fn estimated(plan: Plan, target: &Target, mem_fraction: Option<f64>) -> Estimated {
     let estimate = estimate(&plan);
-    let usable = usable_bytes(&target.gpu, None);
+    let usable = usable_bytes(&target.gpu, mem_fraction);
     let verdict = verdict(&estimate, usable);
     Estimated {
         plan,
@@ -602,9 +624,9 @@ pub fn least_reasons(planned: &Planned) -> Vec<String> {
 pub fn memory_for(i: &Inputs) -> Result<MemoryContext, Gap> {
     let planned = plan_for(i)?;
     let sharding_unknown = planned.sharding == Sharding::Unknown;
-    let least = least_plan(&planned).map(|p| estimated(p, i.target));
+    let least = least_plan(&planned).map(|p| estimated(p, i.target, i.mem_fraction));
     Ok(MemoryContext {
-        most: estimated(planned.plan, i.target),
+        most: estimated(planned.plan, i.target, i.mem_fraction),
         least,
         assumptions: planned.assumed,
         bounded: planned.bounded,

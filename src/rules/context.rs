@@ -43,7 +43,11 @@ pub struct Context<'a> {
     /// Line starts of `text`, built on first use and once per file (see [`Context::lines`]).
     pub lines: &'a OnceCell<crate::syntax::LineIndex>,
     pub doc: &'a Document,
+    /// The tree the dialect reads (for code and launch lines, what its mounts assemble).
     pub root: &'a Node,
+    /// The front-end's own root this run comes from (a launch line's whole command, with its
+    /// `env`, `launcher` and `background`), to compare it with the file's other roots.
+    pub front: &'a Node,
     pub options: &'a RuleOptions,
     /// The linted file (model folders are looked up next to it).
     pub path: &'a Path,
@@ -78,8 +82,18 @@ impl Context<'_> {
                 base_dir: self.path.parent().unwrap_or(Path::new(".")),
                 target: self.target,
                 data_parallel: self.model_sharding_group().map(|(n, _)| n),
+                mem_fraction: self.mem_fraction().map(|(f, _)| f),
+                global_batch_splits: self.dialect.semantics.global_batch_splits_over_devices,
             })
         })
+    }
+
+    /// The share of the card a JAX run may use, when the run says one (a valid one: HW104
+    /// reports the others), and what set it.
+    pub fn mem_fraction(&self) -> Option<(f64, &crate::dialect::Setting)> {
+        self.setup
+            .float(Concept::MemFraction)
+            .filter(|(f, _)| *f > 0.0 && *f <= 1.0)
     }
 
     /// The estimate for the memory rules (HW101-HW105): none when the run does not train on

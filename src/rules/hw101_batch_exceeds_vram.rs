@@ -56,7 +56,7 @@ pub(crate) fn check(ctx: &Context) -> Vec<Violation> {
     };
     // With sharding unknown, report only what holds even if the model states were sharded.
     let e = m.least();
-    if e.verdict.fits {
+    if e.verdict.fits || super::hw104_memory_fraction_invalid::fraction_is_the_limit(ctx) {
         return vec![];
     }
     let plan = &e.plan;

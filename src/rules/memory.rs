@@ -158,12 +158,25 @@ pub(crate) fn for_target(ctx: &Context, fix: Option<Fix>) -> Option<Fix> {
 /// The target GPU as messages name it: under the built-in default target, saying that it is a
 /// guess (DESIGN.md "World size").
 pub(crate) fn gpu_named(ctx: &Context) -> String {
-    if ctx.target.is_default {
+    let gpu = if ctx.target.is_default {
         format!(
             "{} (hwlint's default guess of the GPU: name yours with --target or in hwlint.toml)",
             ctx.target.gpu.key
         )
     } else {
         ctx.target.gpu.key.clone()
+    };
+    match ctx.mem_fraction() {
+        Some((f, set)) => {
+            let cap = match ctx.setup.bool(Concept::MemPreallocate) {
+                Some((false, _)) => ", a cap since XLA_PYTHON_CLIENT_PREALLOCATE is false",
+                _ => "",
+            };
+            format!(
+                "{gpu} at the {f} of its memory JAX takes ({}{cap})",
+                set.origin.describe()
+            )
+        }
+        None => gpu,
     }
 }

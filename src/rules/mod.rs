@@ -5,6 +5,7 @@ mod context;
 mod hw101_batch_exceeds_vram;
 mod hw102_gpu_underused;
 mod hw103_checkpointing_unneeded;
+mod hw104_memory_fraction_invalid;
 mod hw105_vram_headroom_low;
 mod hw201_workers_exceed_cores;
 mod hw202_single_process_loading;
@@ -154,6 +155,13 @@ pub static RULES: &[Rule] = &[
         "checkpointing-unneeded",
         Warning,
         Always
+    ),
+    rule!(
+        hw104_memory_fraction_invalid,
+        "HW104",
+        "memory-fraction-invalid",
+        Error,
+        Sometimes
     ),
     rule!(
         hw105_vram_headroom_low,
