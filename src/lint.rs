@@ -420,11 +420,18 @@ pub fn lint_text(
         }
     }
     for (index, found) in detected.into_iter().enumerate() {
-        let Some((d, view)) = found else {
-            continue;
+        let run = match found {
+            Some((d, view)) => launch::assemble(d, view, &doc.roots[index], format, path, text),
+            None if format == Format::Shell => {
+                match launch::script_run(&settings.dialects, &doc.roots[index], path, text) {
+                    Some(run) => run,
+                    None => continue,
+                }
+            }
+            None => continue,
         };
+        let d = run.dialect;
         dialect_name.get_or_insert_with(|| d.name.clone());
-        let run = launch::assemble(d, view, &doc.roots[index], format, path, text);
         let linked = dialect::linked_deepspeed(&run.setup, path, &settings.dialects);
         // A run with merged sources has its own text, so its own line index.
         let run_lines = std::cell::OnceCell::new();

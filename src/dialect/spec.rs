@@ -40,6 +40,9 @@ pub struct Dialect {
     /// mounts, the dialect reads the tree they assemble; for the others, the file's root.
     #[serde(default)]
     pub mount: Vec<Mount>,
+    /// The key that lists the files a config inherits from, relative to it (mmengine
+    /// `_base_`): their settings lie under the file's own.
+    pub inherit: Option<String>,
     /// The key that names one setup among several in a file (openpi's `TrainConfig(name=...)`),
     /// quoted in messages so a finding says which setup it is about.
     pub setup_name: Option<String>,

@@ -46,6 +46,7 @@ fn launchers() -> &'static [(Vec<String>, Dialect)] {
                     not_training: Vec::new(),
                     mount: Vec::new(),
                     setup_name: None,
+                    inherit: None,
                 };
                 (l.program, d)
             })

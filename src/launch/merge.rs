@@ -31,17 +31,38 @@ pub fn shifted(node: &Node, by: usize) -> Node {
 /// `over` laid on `base`: a key both set as mappings merges key by key; otherwise `over`'s
 /// value wins. The result keeps `over`'s span, style and tag at the top (fixes that add a key
 /// add it where `over` was written: the launch line), and `base`'s below it where `over` only
-/// adds to a mapping `base` wrote.
+/// adds to a mapping `base` wrote (a line's `--policy.lr` does not make `policy` the line's).
 pub fn overlay(base: &Node, over: &Node) -> Node {
+    overlay_as(base, over, false)
+}
+
+/// [`overlay`] where `over` is a whole config of its own (a file over its `_base_`): its
+/// mappings stay its own all the way down, so a key a fix adds goes into the file's own dict.
+pub fn overlay_owned(base: &Node, over: &Node) -> Node {
+    overlay_as(base, over, true)
+}
+
+fn overlay_as(base: &Node, over: &Node, over_owns: bool) -> Node {
     let (Some(b), Some(o)) = (base.as_map(), over.as_map()) else {
         return over.clone();
     };
+    // mmengine's `_delete_=True`: this mapping replaces the inherited one.
+    if o.get("_delete_")
+        .and_then(|n| n.as_scalar())
+        .is_some_and(|s| s.value(crate::syntax::Loader::Yaml12) == crate::syntax::Value::Bool(true))
+    {
+        return over.clone();
+    }
     let mut entries: Vec<Entry> = b.entries.clone();
     for e in &o.entries {
         match entries.iter().rposition(|x| x.key == e.key) {
             Some(i) if entries[i].value.as_map().is_some() && e.value.as_map().is_some() => {
                 let under = entries.remove(i);
-                let value = overlay_below(&under.value, &e.value);
+                let value = if over_owns {
+                    overlay_as(&under.value, &e.value, true)
+                } else {
+                    overlay_below(&under.value, &e.value)
+                };
                 entries.push(Entry {
                     key: e.key.clone(),
                     key_span: e.key_span.clone(),

@@ -6,6 +6,7 @@
 //! one [`Run::text`], so a span past [`Run::own_len`] is in another file, which
 //! [`Run::source_at`] names.
 
+mod inherit;
 mod launchers;
 mod merge;
 mod sources;
@@ -77,7 +78,12 @@ pub fn assemble<'a>(
         merged: Vec::new(),
     };
     if format != Format::Shell {
-        return plain(view);
+        return match dialect.inherit.as_deref() {
+            Some(key) if view.get_path(&[key]).is_some() => {
+                inherit::run(dialect, view, key, path, text).unwrap_or_else(plain)
+            }
+            _ => plain(view),
+        };
     }
     let script = front_root
         .get_path(&["script"])
@@ -159,4 +165,90 @@ fn named_source(
         return Some((found, index, first.span.clone(), format!("{callee} `{name}`")));
     }
     None
+}
+
+/// The run of a launch line that starts a Python script of the tree (`python train.py
+/// --batch-size 64`, `torchrun --nproc_per_node=8 train.py`) which no dialect's launch mount
+/// claims: the script is read as the config, and the line's flags replace its argparse
+/// defaults (`args.batch_size`) and its environment lookups (`os.environ["NUM_WORKERS"]`)
+/// wherever the script uses them. `None` when the script is not found or is no training
+/// script hwlint knows.
+pub fn script_run<'a>(
+    dialects: &'a [Dialect],
+    front_root: &Node,
+    path: &Path,
+    text: &str,
+) -> Option<Run<'a>> {
+    let script_node = front_root.get_path(&["script"])?;
+    let written = &script_node.as_scalar()?.text;
+    if !written.ends_with(".py") {
+        return None;
+    }
+    let file = sources::named_file(path, written)?;
+    let found = sources::read(&file)?;
+    let module = found.doc.roots.first()?;
+    let (dialect, view) = dialect::detect(dialects, module, Format::Python, &file)?;
+    let start = text.len() + 1;
+    let mut root = merge::shifted(&view, start);
+    let mut replaced = false;
+    if let Some(args) = front_root.get_path(&["args"]) {
+        for (dest, node) in flags(args) {
+            let tag = format!("arg:{dest}");
+            let next = merge::substitute(&root, &tag, node);
+            replaced |= next != root;
+            root = next;
+        }
+    }
+    if let Some(env) = front_root.get_path(&["env"]).and_then(|n| n.as_map()) {
+        for e in &env.entries {
+            let tag = format!("env:{}", e.key);
+            let next = merge::substitute(&root, &tag, &e.value);
+            replaced |= next != root;
+            root = next;
+        }
+    }
+    // A line that changes nothing in the script adds nothing to what the script's own lint says.
+    if !replaced && launchers::program(front_root).is_none_or(|p| p == "python") {
+        return None;
+    }
+    let mut setup = dialect::resolve(dialect, &root);
+    launchers::overlay(&mut setup, front_root);
+    Some(Run {
+        dialect,
+        setup,
+        root: Cow::Owned(root),
+        text: Cow::Owned(format!("{text}\n{}", found.text)),
+        own_len: text.len(),
+        merged: vec![Merged {
+            path: found.path.clone(),
+            format: Format::Python,
+            start,
+            len: found.text.len(),
+            root_index: 0,
+            named_at: script_node.span.clone(),
+            what: format!("`{written}`"),
+        }],
+    })
+}
+
+/// A line's flags as argparse destinations: `--batch-size 64` and `--batch_size=64` both set
+/// `batch_size` (argparse turns dashes in a long option into underscores), `--a.b` sets `a.b`.
+fn flags(args: &Node) -> Vec<(String, &Node)> {
+    let mut out = Vec::new();
+    let mut stack: Vec<(String, &Node)> = vec![(String::new(), args)];
+    while let Some((prefix, node)) = stack.pop() {
+        let Some(m) = node.as_map() else {
+            out.push((prefix.replace('-', "_"), node));
+            continue;
+        };
+        for e in &m.entries {
+            let key = if prefix.is_empty() {
+                e.key.clone()
+            } else {
+                format!("{prefix}.{}", e.key)
+            };
+            stack.push((key, &e.value));
+        }
+    }
+    out
 }
