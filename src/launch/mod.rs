@@ -141,6 +141,10 @@ fn named_source(
         let written = &node.as_scalar()?.text;
         let file = sources::named_file(path, written)?;
         let found = sources::read(&file)?;
+        // A config is data; a launch script named as one would launch itself in a loop.
+        if found.doc.format == Format::Shell {
+            return None;
+        }
         let index = found
             .doc
             .roots

@@ -20,6 +20,14 @@
 //! dataloader_num_workers: 8
 //! ```
 //!
+//! The same in a training script, and on the line that launches it:
+//! ```python
+//! loader = DataLoader(train_ds, batch_size=64, shuffle=True, num_workers=0)
+//! ```
+//! ```sh
+//! lerobot-train --policy.type=act --dataset.repo_id=lerobot/aloha_sim_insertion_human --num_workers=0
+//! ```
+//!
 //! ## Fix safety
 //! Safe when the host's cores are known: it sets min(8, cores per process - 1) workers, which
 //! HW201 accepts. Unsafe (4 workers) when the host is unknown.

@@ -26,6 +26,15 @@
 //!   scheduler_decay_steps: 200000
 //! ```
 //!
+//! In an openpi config module (`src/openpi/training/config.py`):
+//! ```python
+//! TrainConfig(
+//!     name="pi0_my_robot",
+//!     num_train_steps=100_000,
+//!     lr_schedule=_optimizer.CosineDecaySchedule(warmup_steps=1_000, decay_steps=30_000),
+//! )
+//! ```
+//!
 //! ## Fix safety
 //! Unsafe: it sets the decay length to the total steps, which changes the LR curve the run
 //! will follow.
