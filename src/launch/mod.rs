@@ -256,3 +256,80 @@ fn flags(args: &Node) -> Vec<(String, &Node)> {
     }
     out
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::dialect::{builtin, detect, Concept, Origin};
+    use crate::syntax::parse;
+
+    /// A launch line's tree as the shell front-end builds it, written as YAML.
+    fn line(yaml: &str, program: &str) -> Node {
+        let mut root = parse(yaml, Format::Yaml).unwrap().roots.remove(0);
+        root.tag = Some(format!("launch:{program}"));
+        root
+    }
+
+    #[test]
+    fn a_lerobot_line_lies_over_the_config_it_names() {
+        let dir = tempfile::tempdir().unwrap();
+        let cfg = "dataset: {repo_id: lerobot/pusht}\npolicy: {type: act}\nbatch_size: 64\nnum_workers: 0\nsteps: 100000\n";
+        std::fs::write(dir.path().join("cfg.yaml"), cfg).unwrap();
+        let launch = dir.path().join("train.sh");
+        let text = "script: lerobot-train\nargs: {config_path: cfg.yaml, batch_size: 8}\n";
+        let front = line(text, "lerobot-train");
+        let dialects = builtin();
+        let (d, view) = detect(&dialects, &front, Format::Shell, &launch).unwrap();
+        assert_eq!(d.name, "lerobot");
+        let run = assemble(d, view, &front, Format::Shell, &launch, text);
+        assert_eq!(run.merged.len(), 1);
+        let (bs, set) = run.setup.int(Concept::MicroBatch).unwrap();
+        assert_eq!(bs, 8);
+        // The line set it: its span is in the launch file's own text.
+        let Origin::File { value_span, .. } = &set.origin else {
+            panic!("{set:?}")
+        };
+        assert!(value_span.end <= run.own_len);
+        assert_eq!(&run.text[value_span.clone()], "8");
+        // The config set the workers: its span is past the launch text, in the config's.
+        let (w, set) = run.setup.int(Concept::NumWorkers).unwrap();
+        assert_eq!(w, 0);
+        let Origin::File { value_span, .. } = &set.origin else {
+            panic!("{set:?}")
+        };
+        let m = run.source_at(value_span.start).unwrap();
+        assert!(m.path.ends_with("cfg.yaml"));
+        assert_eq!(&run.text[value_span.clone()], "0");
+        assert_eq!(&text[m.named_at.clone()], "cfg.yaml");
+    }
+
+    #[test]
+    fn launcher_flags_say_the_processes() {
+        let dir = tempfile::tempdir().unwrap();
+        let launch = dir.path().join("train.sh");
+        let text = "script: run_clm.py\nlauncher: {program: torchrun, nproc_per_node: 8}\nargs: {per_device_train_batch_size: 4, gradient_accumulation_steps: 2, num_train_epochs: 3, learning_rate: 1e-4, output_dir: out}\n";
+        let front = line(text, "torchrun");
+        let dialects = builtin();
+        let (d, view) = detect(&dialects, &front, Format::Shell, &launch).unwrap();
+        assert_eq!(d.name, "hf-trainer");
+        let run = assemble(d, view, &front, Format::Shell, &launch, text);
+        assert_eq!(run.setup.int(Concept::DevicesPerNode).unwrap().0, 8);
+        assert!(run.setup.get(Concept::DevicesPerNode).unwrap().origin.is_explicit());
+        // torchrun without the flag starts one process.
+        let text = "script: run_clm.py\nlauncher: {program: torchrun}\nargs: {per_device_train_batch_size: 4, gradient_accumulation_steps: 2, num_train_epochs: 3, output_dir: out}\n";
+        let front = line(text, "torchrun");
+        let (d, view) = detect(&dialects, &front, Format::Shell, &launch).unwrap();
+        let run = assemble(d, view, &front, Format::Shell, &launch, text);
+        let (n, set) = run.setup.int(Concept::DevicesPerNode).unwrap();
+        assert_eq!(n, 1);
+        assert!(!set.origin.is_explicit());
+    }
+
+    #[test]
+    fn flags_read_as_argparse_destinations() {
+        let args = parse("{batch-size: 8, policy: {type: act}}", Format::Yaml).unwrap();
+        let mut got: Vec<String> = flags(&args.roots[0]).into_iter().map(|(k, _)| k).collect();
+        got.sort();
+        assert_eq!(got, ["batch_size", "policy.type"]);
+    }
+}
