@@ -222,10 +222,11 @@ fn corpus_configs_that_name_a_model_get_an_estimate() {
         };
         // One per file, as HW901 reports it: the first document that names a model.
         for node in &doc.roots {
-            let Some(d) = hwlint::dialect::detect(&settings.dialects, node, format, &path) else {
+            let Some((d, node)) = hwlint::dialect::detect(&settings.dialects, node, format, &path)
+            else {
                 continue;
             };
-            let setup = hwlint::dialect::resolve(d, node);
+            let setup = hwlint::dialect::resolve(d, &node);
             let Some((model, _)) = setup.str(Concept::Model) else {
                 continue;
             };
@@ -238,6 +239,8 @@ fn corpus_configs_that_name_a_model_get_an_estimate() {
                 base_dir: path.parent().unwrap(),
                 target: &settings.target,
                 data_parallel: None,
+                mem_fraction: None,
+                global_batch_splits: d.semantics.global_batch_splits_over_devices,
             });
             match result {
                 Ok(m) => {

@@ -459,9 +459,9 @@ fn read(rel: &str, data_parallel: Option<i64>) -> Planned {
     let text = std::fs::read_to_string(&path).unwrap();
     let doc = hwlint::syntax::parse(&text, format).unwrap();
     let node = doc.roots.first().expect("one document");
-    let dialect = hwlint::dialect::detect(&settings.dialects, node, format, &path)
+    let (dialect, node) = hwlint::dialect::detect(&settings.dialects, node, format, &path)
         .unwrap_or_else(|| panic!("{rel}: no dialect detected"));
-    let setup = hwlint::dialect::resolve(dialect, node);
+    let setup = hwlint::dialect::resolve(dialect, &node);
     assert!(setup.str(Concept::Model).is_some(), "{rel}: names no model");
     let linked = hwlint::dialect::linked_deepspeed(&setup, &path, &settings.dialects);
     plan_for(&Inputs {
@@ -471,6 +471,8 @@ fn read(rel: &str, data_parallel: Option<i64>) -> Planned {
         base_dir: path.parent().unwrap(),
         target: &target,
         data_parallel,
+        mem_fraction: None,
+        global_batch_splits: dialect.semantics.global_batch_splits_over_devices,
     })
     .unwrap_or_else(|gap| panic!("{rel}: no estimate: {gap:?}"))
 }

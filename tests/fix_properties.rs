@@ -1756,6 +1756,8 @@ fn case(
                 }
                 Format::Json => (render_json(&items, &st, &mut lists), "json"),
                 Format::Jsonc => (render_json(&items, &st, &mut lists), "jsonc"),
+                // Code front-ends have their own property tests (tests/*_frontend.rs).
+                other => unreachable!("{other:?} is not a data format these cases are written in"),
             };
             // The same line ends for the whole text and for each list's.
             let finish = |body: String| {

@@ -306,8 +306,8 @@ fn effective_batch(path: &Path, text: &str, settings: &hwlint::settings::FileSet
     let format = Format::from_path(path).unwrap();
     let doc = parse(text, format).unwrap();
     let root = &doc.roots[0];
-    let d = detect(&settings.dialects, root, format, path).unwrap();
-    let s = resolve(d, root);
+    let (d, root) = detect(&settings.dialects, root, format, path).unwrap();
+    let s = resolve(d, &root);
     let micro = s.int(Concept::MicroBatch).unwrap().0;
     let accum = s.int(Concept::GradAccum).map_or(1, |(a, _)| a);
     // Where the framework derives the global batch from the micro-batch (torchtitan `-1`),

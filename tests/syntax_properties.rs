@@ -528,6 +528,8 @@ fn render(doc: &Doc, format: Format) -> String {
         Format::Toml => render_toml(doc),
         Format::Json => render_json(doc, false),
         Format::Jsonc => render_json(doc, true),
+        // Code front-ends have their own property tests (tests/*_frontend.rs).
+        other => unreachable!("{other:?} is not a data format these trees are written in"),
     }
 }
 
@@ -771,6 +773,7 @@ fn check_insert(
         Format::Yaml => !m.entries.is_empty(),
         Format::Toml => m.style != MapStyle::Implicit,
         Format::Json | Format::Jsonc => true,
+        Format::Python | Format::Rust | Format::Shell => false,
     };
     let edit = match edit {
         Some(e) => e,
@@ -1172,6 +1175,7 @@ fn render_list(doc: &ListDoc, format: Format) -> String {
         Format::Toml => render_list_toml(doc),
         Format::Json => render_list_json(doc, false),
         Format::Jsonc => render_list_json(doc, true),
+        other => unreachable!("{other:?} is not a data format these lists are written in"),
     }
 }
 
