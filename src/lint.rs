@@ -6,8 +6,8 @@ use std::path::{Path, PathBuf};
 use serde::Serialize;
 
 use crate::dialect::{self, detect, Dialect, Documents, DuplicateKeys};
-use crate::launch::{self, Run};
 use crate::fix::{apply_fixes_indexed, Applicability, Fix};
+use crate::launch::{self, Run};
 use crate::rules::{self, Context, Rule, Severity, RULES};
 use crate::settings::FileSettings;
 use crate::syntax::{self, comments, Format, Span};
@@ -516,9 +516,10 @@ fn settle(run: &Run, found: Vec<Diagnostic>, settings: &FileSettings) -> Vec<Dia
         .collect();
     let mut out = Vec::new();
     for mut d in found {
-        if d.fix.as_ref().is_some_and(|f| {
-            f.edits.iter().any(|e| e.range.end > run.own_len)
-        }) {
+        if d.fix
+            .as_ref()
+            .is_some_and(|f| f.edits.iter().any(|e| e.range.end > run.own_len))
+        {
             d.fix = None;
         }
         let Some((i, m)) = run

@@ -11,11 +11,11 @@ use std::path::Path;
 pub use mount::view;
 pub use resolve::resolve;
 pub use setup::{Concept, Origin, Setting, SettingValue, TrainingSetup, ValueType};
+pub use spec::Mount;
 pub use spec::{
     Condition, Dialect, Documents, DuplicateKeys, LoadSpec, NotTraining, Semantics, SettingSpec,
     Signature, Source,
 };
-pub use spec::Mount;
 
 use crate::syntax::{Format, Node};
 

@@ -201,9 +201,10 @@ fn read_source(
         NodeKind::Scalar(s) => {
             let loaded = s.value(loader);
             // In code, a dotted constant (`torch.bfloat16`) is what a dialect's map names.
-            if let (Value::Unknown, Some(hit)) =
-                (&loaded, source.map.as_ref().and_then(|m| m.get(s.text.trim())))
-            {
+            if let (Value::Unknown, Some(hit)) = (
+                &loaded,
+                source.map.as_ref().and_then(|m| m.get(s.text.trim())),
+            ) {
                 return Some((
                     Setting {
                         value: from_toml(concept, hit),

@@ -82,9 +82,7 @@ pub fn overlay(setup: &mut TrainingSetup, launch_root: &Node) {
     }
     for (concept, setting) in said.settings {
         let written = setting.origin.is_explicit();
-        let keep_file = setup
-            .get(concept)
-            .is_some_and(|s| s.origin.is_explicit());
+        let keep_file = setup.get(concept).is_some_and(|s| s.origin.is_explicit());
         if written || !keep_file {
             setup.settings.insert(concept, setting);
         }

@@ -115,12 +115,9 @@ pub fn substitute(node: &Node, tag: &str, with: &Node) -> Node {
                 .collect(),
             m.style,
         )),
-        NodeKind::Seq(items) => NodeKind::Seq(
-            items
-                .iter()
-                .map(|i| substitute(i, tag, with))
-                .collect(),
-        ),
+        NodeKind::Seq(items) => {
+            NodeKind::Seq(items.iter().map(|i| substitute(i, tag, with)).collect())
+        }
         NodeKind::Scalar(_) => return node.clone(),
     };
     Node {
@@ -147,7 +144,14 @@ mod tests {
         assert!(bs.span.end < 100);
         let ty = m.get_path(&["policy", "type"]).unwrap();
         assert!(ty.span.start >= 100);
-        assert_eq!(m.get_path(&["policy", "lr"]).unwrap().as_scalar().unwrap().text, "2");
+        assert_eq!(
+            m.get_path(&["policy", "lr"])
+                .unwrap()
+                .as_scalar()
+                .unwrap()
+                .text,
+            "2"
+        );
         // The merged `policy` mapping is the config's.
         assert!(m.get_path(&["policy"]).unwrap().span.start >= 100);
         assert_eq!(m.span, line.roots[0].span);

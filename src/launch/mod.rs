@@ -166,7 +166,12 @@ fn named_source(
             .and_then(|t| t.strip_prefix("call:"))
             .map(|c| c.rsplit('.').next().unwrap_or(c).to_string())
             .unwrap_or_else(|| "setup".into());
-        return Some((found, index, first.span.clone(), format!("{callee} `{name}`")));
+        return Some((
+            found,
+            index,
+            first.span.clone(),
+            format!("{callee} `{name}`"),
+        ));
     }
     None
 }
@@ -314,7 +319,12 @@ mod tests {
         assert_eq!(d.name, "hf-trainer");
         let run = assemble(d, view, &front, Format::Shell, &launch, text);
         assert_eq!(run.setup.int(Concept::DevicesPerNode).unwrap().0, 8);
-        assert!(run.setup.get(Concept::DevicesPerNode).unwrap().origin.is_explicit());
+        assert!(run
+            .setup
+            .get(Concept::DevicesPerNode)
+            .unwrap()
+            .origin
+            .is_explicit());
         // torchrun without the flag starts one process.
         let text = "script: run_clm.py\nlauncher: {program: torchrun}\nargs: {per_device_train_batch_size: 4, gradient_accumulation_steps: 2, num_train_epochs: 3, output_dir: out}\n";
         let front = line(text, "torchrun");

@@ -86,10 +86,16 @@ pub fn named_setup(from: &Path, name: &str, name_key: &str) -> Option<(Found, us
         let Some(found) = read(entry.path()) else {
             continue;
         };
-        let index = found.doc.roots.iter().enumerate().skip(1).find_map(|(i, r)| {
-            let n = r.get_path(&[name_key])?.as_scalar()?;
-            (n.text == name).then_some(i)
-        });
+        let index = found
+            .doc
+            .roots
+            .iter()
+            .enumerate()
+            .skip(1)
+            .find_map(|(i, r)| {
+                let n = r.get_path(&[name_key])?.as_scalar()?;
+                (n.text == name).then_some(i)
+            });
         if let Some(i) = index {
             return Some((found, i));
         }
