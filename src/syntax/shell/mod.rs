@@ -73,7 +73,7 @@ pub fn parse(text: &str) -> Result<Document, ParseError> {
                 env.insert(name, value);
             }
         }
-        roots.push(launch.into_node(text, cmd, env));
+        roots.push(launch.into_node(cmd, env));
     }
     Ok(Document {
         format: Format::Shell,
@@ -553,7 +553,7 @@ fn bare(word: &Word) -> Node {
 }
 
 impl Launch<'_> {
-    fn into_node(self, text: &str, cmd: &Command, env: HashMap<String, Node>) -> Node {
+    fn into_node(self, cmd: &Command, env: HashMap<String, Node>) -> Node {
         let start = cmd.words.first().map_or(0, |w| w.span.start);
         let end = cmd.words.last().map_or(start, |w| w.span.end);
         let span = start..end;
@@ -625,7 +625,6 @@ impl Launch<'_> {
                 value: scalar("true".into(), None, end..end),
             });
         }
-        let _ = text;
         Node {
             span,
             kind: NodeKind::Map(Map::new(entries, MapStyle::Command)),
@@ -819,14 +818,7 @@ pub fn insert_flag(
     path: &[&str],
     value: &NewValue,
 ) -> Option<Edit> {
-    let _ = m;
-    if map.shared || path.is_empty() {
-        return None;
-    }
-    let NodeKind::Map(m) = &map.kind else {
-        return None;
-    };
-    if m.style != MapStyle::Command || map.span.end > text.len() {
+    if map.shared || path.is_empty() || m.style != MapStyle::Command || map.span.end > text.len() {
         return None;
     }
     let key = path.join(".");
