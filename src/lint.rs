@@ -419,17 +419,7 @@ pub fn lint_text(
             return (out, Some(d.name.clone()));
         }
     }
-    for (index, found) in detected.into_iter().enumerate() {
-        let run = match found {
-            Some((d, view)) => launch::assemble(d, view, &doc.roots[index], format, path, text),
-            None if format == Format::Shell => {
-                match launch::script_run(&settings.dialects, &doc.roots[index], path, text) {
-                    Some(run) => run,
-                    None => continue,
-                }
-            }
-            None => continue,
-        };
+    for (index, run) in runs_of(&doc, detected, text, path, &settings.dialects) {
         let d = run.dialect;
         dialect_name.get_or_insert_with(|| d.name.clone());
         let linked = dialect::linked_deepspeed(&run.setup, path, &settings.dialects);
@@ -482,6 +472,49 @@ pub fn lint_text(
     }
     out.sort_by(|a, b| (a.span.start, a.rule.code).cmp(&(b.span.start, b.rule.code)));
     (out, dialect_name)
+}
+
+/// The training runs of a parsed file, each with the index of the document root it comes from:
+/// one per root a dialect recognises (`detected`, as [`detect`] gives it per root), and, in a
+/// launch script, one per line that runs a training script of the tree.
+pub fn runs_of<'a>(
+    doc: &'a syntax::Document,
+    detected: Vec<Option<(&'a Dialect, std::borrow::Cow<'a, syntax::Node>)>>,
+    text: &'a str,
+    path: &Path,
+    dialects: &'a [Dialect],
+) -> Vec<(usize, Run<'a>)> {
+    let mut out = Vec::new();
+    for (index, found) in detected.into_iter().enumerate() {
+        let front = &doc.roots[index];
+        let run = match found {
+            Some((d, view)) => launch::assemble(d, view, front, doc.format, path, text),
+            None if doc.format == Format::Shell => {
+                match launch::script_run(dialects, front, path, text) {
+                    Some(run) => run,
+                    None => continue,
+                }
+            }
+            None => continue,
+        };
+        out.push((index, run));
+    }
+    out
+}
+
+/// The runs of a file's text as `hwlint check --show-settings` lists them.
+pub fn runs_in_text<'a>(
+    doc: &'a syntax::Document,
+    text: &'a str,
+    path: &Path,
+    dialects: &'a [Dialect],
+) -> Vec<(usize, Run<'a>)> {
+    let detected = doc
+        .roots
+        .iter()
+        .map(|root| detect(dialects, root, doc.format, path))
+        .collect();
+    runs_of(doc, detected, text, path, dialects)
 }
 
 /// How a message names the setup a root holds, where the dialect's files hold several
@@ -554,7 +587,7 @@ fn settle(run: &Run, found: Vec<Diagnostic>, settings: &FileSettings) -> Vec<Dia
 }
 
 /// A path as a message shows it: relative to the working folder when under it.
-fn shown_path(p: &Path) -> PathBuf {
+pub fn shown_path(p: &Path) -> PathBuf {
     std::env::current_dir()
         .ok()
         .and_then(|cwd| p.strip_prefix(cwd).ok().map(Path::to_path_buf))

@@ -387,30 +387,46 @@ fn show_settings(results: &[FileResult]) -> String {
             r.path.display(),
             settings.target.describe()
         ));
-        let Some(d) = settings.dialects.iter().find(|d| &d.name == name) else {
-            continue;
-        };
         let Ok(doc) =
             crate::syntax::parse(&r.text, Format::from_path(&r.path).unwrap_or(Format::Yaml))
         else {
             continue;
         };
-        for root in &doc.roots {
-            let Some((found, view)) =
-                crate::dialect::detect(&settings.dialects, root, doc.format, &r.path)
-            else {
-                continue;
-            };
-            if &found.name != name {
-                continue;
+        let runs = crate::lint::runs_in_text(&doc, &r.text, &r.path, &settings.dialects);
+        let several = runs.len() > 1 || doc.format == Format::Shell;
+        for (index, run) in &runs {
+            if several {
+                let (line, _) = r.lines().position(&r.text, doc.roots[*index].span.start);
+                let named = run
+                    .dialect
+                    .setup_name
+                    .as_deref()
+                    .and_then(|k| run.root.get_path(&[k]))
+                    .and_then(|n| n.as_scalar())
+                    .map_or(String::new(), |n| format!(" `{}`", n.text));
+                out.push_str(&format!("  line {line}: {}{named}\n", run.dialect.name));
             }
-            let setup = crate::dialect::resolve(d, &view);
-            if let Some(why) = &setup.not_training {
+            for m in &run.merged {
+                out.push_str(&format!(
+                    "  over {}: {}\n",
+                    m.what,
+                    crate::lint::shown_path(&m.path).display()
+                ));
+            }
+            if let Some(why) = &run.setup.not_training {
                 out.push_str(&format!("  not a training run: {why}\n"));
             }
-            for (concept, s) in &setup.settings {
+            for (concept, s) in &run.setup.settings {
+                let from = match &s.origin {
+                    crate::dialect::Origin::File { value_span, .. } => {
+                        run.source_at(value_span.start).map_or(String::new(), |m| {
+                            format!(" in {}", crate::lint::shown_path(&m.path).display())
+                        })
+                    }
+                    _ => String::new(),
+                };
                 out.push_str(&format!(
-                    "  {:<26} {:<22} {}\n",
+                    "  {:<26} {:<22} {}{from}\n",
                     format!("{concept:?}"),
                     format!("{:?}", s.value),
                     s.origin.describe()
