@@ -1,0 +1,108 @@
+//! Python configs and training scripts, read statically with ruff's parser. Nothing is ever
+//! executed: the tree is what the source says, and anything that needs running is unknown.
+//!
+//! The tree (the contract the dialect data in `rules/dialects/*.toml` relies on):
+//!
+//! * `roots[0]` is the module: a mapping (style `Implicit`, span `0..len`) holding
+//!   - one entry per call, keyed by the callee's last name (`DataLoader`, `TrainingArguments`,
+//!     `AdamW`, `autocast`, `backward`), for calls anywhere in the file (module level,
+//!     functions, methods, `if __name__ == "__main__":`). Its value is the call (see below).
+//!     Where one name is called several times, the entry is the first call bound to a name (or
+//!     made in a function) whose name contains `train`, else the first call;
+//!   - one entry per module-level assignment `NAME = expr` / `NAME: T = expr` (these come after
+//!     the calls, so an assignment wins a clash);
+//!   - `args`: argparse defaults, `add_argument("--batch-size", type=int, default=64)` giving
+//!     `batch_size` (the `dest`), key span on the option string, value the `default` expression;
+//!   - `env`: `os.environ["X"] = "v"`, `os.environ.setdefault("X", "v")` giving `X`.
+//! * `roots[1..]`: each call with a `name=` string keyword that is an element of a module-level
+//!   list or tuple (openpi's `_CONFIGS = [TrainConfig(name="pi0_libero", ...), ...]`): one
+//!   training setup each. Such calls (and the calls inside them) are not also collected into
+//!   `roots[0]`.
+//!
+//! Expressions become nodes:
+//! * literals (`64`, `-1`, `1e-4`, `True`, `None`, `'x'`): scalars with the token's span, editable;
+//!   triple-quoted, prefixed and implicitly concatenated strings are never edited;
+//! * `dict(k=v)` and other calls: mappings of style `Call` over the call's span, tagged
+//!   `call:<callee as written>`, one entry per positional argument (`"0"`, `"1"`, ... until a
+//!   `*args`) and keyword (`**kw` skipped); `{"k": v}` displays: mappings of style `Flow`;
+//! * lists and tuples: sequences;
+//! * a name bound once at module level: its value's node (`shared` when the name is used more
+//!   than once, since editing it changes every use); `args.x` where `args` came from
+//!   `parse_args()`: the argparse default of `x`, tagged `arg:x`;
+//! * `os.environ.get("X", d)`, `os.getenv("X", d)`, `os.environ["X"]`: the default `d` (unknown
+//!   without one), tagged `env:X` and never edited: a launch script that sets `X` replaces it;
+//! * constant expressions (`4 * 1024`, `2**10`, `int("4")`): folded, `shared` (not a literal);
+//! * anything else (other calls' results, f-strings, subscripts): a scalar of kind `CustomTag`
+//!   whose text is the source of the expression: its value is unknown.
+//!
+//! Class bodies' field defaults (`batch_size: int = 32` in a dataclass) are not settings: in a
+//! framework's own code they are its defaults, which the dialect data states.
+
+mod edit;
+mod tree;
+
+use super::{Document, Format, ParseError, MAX_DEPTH};
+
+pub use edit::{insert_argument, replace_literal};
+
+/// Parses Python source into the tree described in the module documentation.
+pub fn parse(text: &str) -> Result<Document, ParseError> {
+    if let Some(at) = nested_too_deep(text) {
+        return Err(ParseError::too_deep(at));
+    }
+    let parsed = ruff_python_parser::parse_module(text).map_err(|e| {
+        let start = usize::from(e.location.start()).min(text.len());
+        let end = usize::from(e.location.end()).clamp(start, text.len());
+        ParseError {
+            message: e.error.to_string(),
+            span: start..end,
+        }
+    })?;
+    let roots = tree::build(text, &parsed.syntax().body);
+    Ok(Document {
+        format: Format::Python,
+        roots,
+        duplicates: Vec::new(),
+    })
+}
+
+/// Where brackets nest deeper than [`MAX_DEPTH`] (the parser and every walk of its tree
+/// recurse), looking past strings and comments roughly: a false alarm needs hundreds of open
+/// brackets in a string.
+fn nested_too_deep(text: &str) -> Option<usize> {
+    let mut depth = 0usize;
+    let mut quote: Option<u8> = None;
+    let mut comment = false;
+    let b = text.as_bytes();
+    let mut i = 0;
+    while i < b.len() {
+        let c = b[i];
+        if comment {
+            comment = c != b'\n';
+        } else if let Some(q) = quote {
+            if c == b'\\' {
+                i += 1;
+            } else if c == q || c == b'\n' {
+                quote = None;
+            }
+        } else {
+            match c {
+                b'#' => comment = true,
+                b'"' | b'\'' => quote = Some(c),
+                b'(' | b'[' | b'{' => {
+                    depth += 1;
+                    if depth > MAX_DEPTH {
+                        return Some(i);
+                    }
+                }
+                b')' | b']' | b'}' => depth = depth.saturating_sub(1),
+                _ => {}
+            }
+        }
+        i += 1;
+    }
+    None
+}
+
+#[cfg(test)]
+mod tests;

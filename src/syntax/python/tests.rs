@@ -1,0 +1,205 @@
+use super::*;
+use crate::syntax::edit::NewValue;
+use crate::syntax::{Node, NodeKind, ScalarKind};
+
+fn module(src: &str) -> Vec<Node> {
+    parse(src).unwrap().roots
+}
+
+fn text_at<'a>(root: &'a Node, path: &[&str]) -> Option<&'a str> {
+    root.get_path(path)
+        .and_then(|n| n.as_scalar())
+        .map(|s| s.text.as_str())
+}
+
+fn apply(src: &str, e: &crate::fix::Edit) -> String {
+    format!(
+        "{}{}{}",
+        &src[..e.range.start],
+        e.content,
+        &src[e.range.end..]
+    )
+}
+
+#[test]
+fn calls_by_name_argparse_and_folding() {
+    let src = r#"
+import argparse, os
+from torch.utils.data import DataLoader
+
+BATCH = 4 * 16
+os.environ["XLA_PYTHON_CLIENT_MEM_FRACTION"] = "0.9"
+
+def main():
+    p = argparse.ArgumentParser()
+    p.add_argument("--batch-size", type=int, default=64)
+    p.add_argument("--workers", "-j", type=int, default=0)
+    p.add_argument("--amp", action="store_true")
+    args = p.parse_args()
+    val_loader = DataLoader(val_ds, batch_size=BATCH, num_workers=2)
+    train_loader = DataLoader(train_ds, args.batch_size, num_workers=args.workers, pin_memory=True)
+    loss.backward()
+"#;
+    let roots = module(src);
+    assert_eq!(roots.len(), 1);
+    let m = &roots[0];
+    // The train-bound DataLoader is the one read.
+    let bs = m.get_path(&["DataLoader", "1"]).unwrap();
+    assert_eq!(bs.tag.as_deref(), Some("arg:batch_size"));
+    assert_eq!(&src[bs.span.clone()], "64");
+    let w = m.get_path(&["DataLoader", "num_workers"]).unwrap();
+    assert_eq!(w.as_scalar().unwrap().kind, ScalarKind::Int(0));
+    assert_eq!(text_at(m, &["args", "amp"]), Some("False"));
+    assert!(m.get_path(&["backward"]).is_some());
+    let b = m.get_path(&["BATCH"]).unwrap();
+    assert_eq!(b.as_scalar().unwrap().kind, ScalarKind::Int(64));
+    assert!(b.shared, "a folded expression is never edited");
+    assert_eq!(
+        text_at(m, &["env", "XLA_PYTHON_CLIENT_MEM_FRACTION"]),
+        Some("0.9")
+    );
+}
+
+#[test]
+fn named_setups_in_a_config_list_are_roots() {
+    let src = r#"
+_CONFIGS = [
+    TrainConfig(
+        name="pi0_libero",
+        model=pi0_config.Pi0Config(),
+        batch_size=32,
+        num_train_steps=30_000,
+        lr_schedule=_optimizer.CosineDecaySchedule(warmup_steps=1_000, decay_steps=30_000),
+    ),
+    TrainConfig(name="pi0_fast", batch_size=2**5),
+]
+"#;
+    let roots = module(src);
+    assert_eq!(roots.len(), 3);
+    assert_eq!(text_at(&roots[1], &["name"]), Some("pi0_libero"));
+    assert_eq!(roots[1].tag.as_deref(), Some("call:TrainConfig"));
+    assert_eq!(
+        roots[1]
+            .get_path(&["num_train_steps"])
+            .unwrap()
+            .as_scalar()
+            .unwrap()
+            .kind,
+        ScalarKind::Int(30000)
+    );
+    assert_eq!(
+        roots[1].get_path(&["lr_schedule"]).unwrap().tag.as_deref(),
+        Some("call:_optimizer.CosineDecaySchedule")
+    );
+    assert_eq!(
+        roots[2]
+            .get_path(&["batch_size"])
+            .unwrap()
+            .as_scalar()
+            .unwrap()
+            .kind,
+        ScalarKind::Int(32)
+    );
+    // Not collected again under the module's calls.
+    assert!(roots[0].get_path(&["TrainConfig"]).is_none());
+    assert!(roots[0].get_path(&["Pi0Config"]).is_none());
+}
+
+#[test]
+fn environment_lookups_and_class_fields() {
+    let src = r#"
+import os
+@dataclasses.dataclass
+class TrainConfig:
+    batch_size: int = 32
+    def loader(self):
+        return DataLoader(ds, num_workers=int(os.environ.get("NUM_WORKERS", "4")))
+"#;
+    let m = &module(src)[0];
+    assert!(
+        m.get_path(&["batch_size"]).is_none(),
+        "a dataclass default is no setting"
+    );
+    let w = m.get_path(&["DataLoader", "num_workers"]).unwrap();
+    assert_eq!(w.tag.as_deref(), Some("env:NUM_WORKERS"));
+    assert_eq!(w.as_scalar().unwrap().kind, ScalarKind::Int(4));
+    assert!(w.shared);
+}
+
+#[test]
+fn syntax_errors_and_deep_nesting_are_errors() {
+    let e = parse("x = (1,\n").unwrap_err();
+    assert!(e.span.start <= 8, "{e:?}");
+    let deep = format!("x = {}1{}", "(".repeat(5000), ")".repeat(5000));
+    assert!(parse(&deep)
+        .unwrap_err()
+        .message
+        .contains("nested too deeply"));
+}
+
+#[test]
+fn literals_are_replaced_in_their_own_form() {
+    let src = "a = 64\nb = True\nc = 'bf16'\nd = \"x\"\ne = 4 * 16\nf = \"\"\"doc\"\"\"\n";
+    let m = &module(src)[0];
+    let r = |k: &str, v: NewValue| {
+        replace_literal(src, m.get_path(&[k]).unwrap(), &v).map(|e| apply(src, &e))
+    };
+    assert_eq!(r("a", NewValue::Int(16)).unwrap(), src.replace("64", "16"));
+    assert_eq!(
+        r("b", NewValue::Bool(false)).unwrap(),
+        src.replace("True", "False")
+    );
+    assert_eq!(
+        r("c", NewValue::Str("fp16".into())).unwrap(),
+        src.replace("'bf16'", "'fp16'")
+    );
+    assert_eq!(
+        r("d", NewValue::Str("y\"z".into())).unwrap(),
+        src.replace("\"x\"", "\"y\\\"z\"")
+    );
+    assert!(
+        r("e", NewValue::Int(1)).is_none(),
+        "a folded expression is not a literal"
+    );
+    assert!(r("f", NewValue::Str("x".into())).is_none());
+}
+
+#[test]
+fn keyword_arguments_are_added_in_the_call_layout() {
+    let cases = [
+        (
+            "x = f(ds, batch_size=8)\n",
+            "x = f(ds, batch_size=8, num_workers=4)\n",
+        ),
+        ("x = f()\n", "x = f(num_workers=4)\n"),
+        (
+            "x = f(\n    ds,\n    batch_size=8,\n)\n",
+            "x = f(\n    ds,\n    batch_size=8,\n    num_workers=4,\n)\n",
+        ),
+        (
+            "x = f(\n    ds,\n    batch_size=8  # per GPU\n)\n",
+            "x = f(\n    ds,\n    batch_size=8,  # per GPU\n    num_workers=4\n)\n",
+        ),
+        ("x = {'a': 1}\n", "x = {'a': 1, 'num_workers': 4}\n"),
+    ];
+    for (src, want) in cases {
+        let m = &module(src)[0];
+        let call = m.get_path(&["x"]).unwrap();
+        let NodeKind::Map(map) = &call.kind else {
+            panic!("{src}")
+        };
+        let e = insert_argument(src, call, map, &["num_workers"], &NewValue::Int(4)).unwrap();
+        let out = apply(src, &e);
+        assert_eq!(out, want, "{src}");
+        let again = &module(&out)[0];
+        assert!(again.get_path(&["x", "num_workers"]).is_some(), "{out}");
+    }
+    // After a `**kwargs` the place of a new argument is not ours to choose.
+    let src = "x = f(ds, **extra)\n";
+    let m = &module(src)[0];
+    let call = m.get_path(&["x"]).unwrap();
+    let NodeKind::Map(map) = &call.kind else {
+        panic!()
+    };
+    assert!(insert_argument(src, call, map, &["num_workers"], &NewValue::Int(4)).is_none());
+}
