@@ -456,7 +456,21 @@ pub fn lint_text(
                 });
             }
         }
-        let named = setup_named(d, &run.root);
+        // A launch line already names its setup; a config module's roots need saying which.
+        let named = (format != Format::Shell)
+            .then(|| setup_named(d, &run.root))
+            .flatten();
+        // A finding with no place of its own (a default) points at the setup it is about: the
+        // named setup's call in a config module, the config a launch line names.
+        for d in &mut found {
+            if d.span == (0..0) {
+                if let Some(m) = run.merged.first() {
+                    d.span = m.named_at.clone();
+                } else if run.root.span.start > 0 && run.root.span.end <= run.own_len {
+                    d.span = run.root.span.start..run.root.span.start;
+                }
+            }
+        }
         for mut diag in settle(&run, found, settings) {
             if let Some(named) = &named {
                 diag.message.push_str(&format!(" (in {named})"));

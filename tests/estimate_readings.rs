@@ -473,6 +473,7 @@ fn read(rel: &str, data_parallel: Option<i64>) -> Planned {
         data_parallel,
         mem_fraction: None,
         global_batch_splits: dialect.semantics.global_batch_splits_over_devices,
+        sharding_in_file_only: dialect.semantics.sharding_in_file_only,
     })
     .unwrap_or_else(|gap| panic!("{rel}: no estimate: {gap:?}"))
 }

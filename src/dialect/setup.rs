@@ -192,11 +192,13 @@ impl Origin {
         )
     }
 
-    /// `` `num_workers` `` or `` `num_workers` (framework default) ``.
+    /// `` `num_workers` `` or `` `num_workers` (framework default) ``; an environment variable
+    /// (`env.X`, from a launch script or `os.environ`) by its own name.
     pub fn describe(&self) -> String {
         match self {
-            Origin::File { key, .. } => format!("`{key}`"),
+            Origin::File { key, .. } => format!("`{}`", key.strip_prefix("env.").unwrap_or(key)),
             Origin::Default { key, framework, .. } => {
+                let key = key.strip_prefix("env.").unwrap_or(key);
                 format!("`{key}` (not set: {framework} default)")
             }
             Origin::Flag { flag } => format!("`{flag}`"),

@@ -205,6 +205,10 @@ pub struct Semantics {
     /// is the global batch over the GPUs.
     #[serde(default)]
     pub global_batch_splits_over_devices: bool,
+    /// Only the file shards the model states (openpi's `fsdp_devices`): no launcher adds ZeRO
+    /// or FSDP, so a file without sharding runs unsharded on any number of GPUs.
+    #[serde(default)]
+    pub sharding_in_file_only: bool,
 }
 
 /// What the framework's loader does with one format's files.

@@ -256,7 +256,7 @@ fn build_plan(
     target: &Target,
 ) -> Result<(Planned, Option<u64>, Inputs, Option<f64>), EstimateError> {
     let mut models: Vec<Architecture> = Vec::new();
-    let (mut setup, linked, base_dir, global_batch_splits) = match &args.config {
+    let (mut setup, linked, base_dir, global_batch_splits, sharding_in_file_only) = match &args.config {
         Some(path) => {
             let configs = ConfigResolver::new(Overrides::default())?;
             let settings = configs
@@ -286,6 +286,7 @@ fn build_plan(
                 linked.map(|l| l.setup),
                 path.parent().unwrap_or(Path::new(".")).to_path_buf(),
                 dialect.semantics.global_batch_splits_over_devices,
+                dialect.semantics.sharding_in_file_only,
             )
         }
         None => (
@@ -295,6 +296,7 @@ fn build_plan(
             },
             None,
             Path::new(".").to_path_buf(),
+            false,
             false,
         ),
     };
@@ -327,6 +329,7 @@ fn build_plan(
             .or(args.config.is_none().then_some(1)),
         mem_fraction: args.memory_fraction.or(config_fraction(&setup)),
         global_batch_splits,
+        sharding_in_file_only,
     };
     let planned = match plan_for(&plan_inputs) {
         Ok(p) => p,

@@ -96,6 +96,8 @@ pub struct Inputs<'a> {
     pub mem_fraction: Option<f64>,
     /// The dialect's batch is global, each GPU taking its share (openpi).
     pub global_batch_splits: bool,
+    /// Only the file shards the model states (openpi): unsharded unless it says so.
+    pub sharding_in_file_only: bool,
 }
 
 /// A config read into the estimator's plan.
@@ -420,6 +422,7 @@ pub fn plan_for(i: &Inputs) -> Result<Planned, Gap> {
         s.is_unknown(Concept::ZeroStage) || s.is_unknown(Concept::Fsdp) || deepspeed_unread;
     let sharding = match (i.data_parallel, stage) {
         (Some(1), _) => Sharding::Known { stage: 0, gpus: 1 },
+        (_, Some(0)) if i.sharding_in_file_only && !unknown => Sharding::Known { stage: 0, gpus: 1 },
         (Some(n), Some(z)) if !unknown => Sharding::Known {
             stage: z,
             gpus: n.max(1) as u64,

@@ -84,6 +84,7 @@ impl Context<'_> {
                 data_parallel: self.model_sharding_group().map(|(n, _)| n),
                 mem_fraction: self.mem_fraction().map(|(f, _)| f),
                 global_batch_splits: self.dialect.semantics.global_batch_splits_over_devices,
+                sharding_in_file_only: self.dialect.semantics.sharding_in_file_only,
             })
         })
     }
@@ -111,6 +112,19 @@ impl Context<'_> {
             Some(Origin::File { value_span, .. }) => value_span.clone(),
             _ => 0..0,
         }
+    }
+
+    /// Where a finding about the batch points: the micro-batch where the file sets it, else the
+    /// global batch it is derived from (openpi), else the file start.
+    pub fn batch_span(&self) -> Span {
+        [Concept::MicroBatch, Concept::GlobalBatch, Concept::DeviceBatch]
+            .into_iter()
+            .find(|c| {
+                self.setup
+                    .get(*c)
+                    .is_some_and(|s| s.origin.is_explicit())
+            })
+            .map_or(0..0, |c| self.span_of(c))
     }
 
     /// Processes that will run, when the file, `--gpus` or a chosen target says.

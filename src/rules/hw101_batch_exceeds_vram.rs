@@ -46,7 +46,6 @@ use super::memory::{
     need_with, per_device_batch,
 };
 use super::{Context, Violation};
-use crate::dialect::Concept;
 use crate::estimate::memory::Checkpointing;
 use crate::estimate::verdict::{max_micro_batch, HEADROOM_LINE};
 
@@ -113,7 +112,7 @@ pub(crate) fn check(ctx: &Context) -> Vec<Violation> {
     }
     vec![Violation {
         message,
-        span: ctx.span_of(Concept::MicroBatch),
+        span: ctx.batch_span(),
         fix,
     }]
 }

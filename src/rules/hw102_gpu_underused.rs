@@ -110,7 +110,7 @@ pub(crate) fn check(ctx: &Context) -> Vec<Violation> {
             gib(m.verdict.usable_bytes),
             gib(m.verdict.need_bytes),
         ),
-        span: ctx.span_of(Concept::MicroBatch),
+        span: ctx.batch_span(),
         fix,
     }]
 }

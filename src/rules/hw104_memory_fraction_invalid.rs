@@ -121,16 +121,31 @@ fn too_small(ctx: &Context, f: f64) -> Option<Violation> {
             ),
         )
     });
-    Some(Violation {
-        message: format!(
+    let message = if set.origin.is_explicit() {
+        format!(
             "{} {f} lets JAX use {} GiB of the {} GiB on {}, less than the ~{} GiB one step needs; {text} would hold it{cap}",
             set.origin.describe(),
             gib(f * vram),
             gib(vram),
             gpu.key,
             gib(need),
-        ),
-        span: ctx.span_of(Concept::MemFraction),
+        )
+    } else {
+        format!(
+            "JAX takes {f} of each GPU when {VAR} is not set: {} GiB of the {} GiB on {}, less than the ~{} GiB one step needs; launch it with {VAR}={text}{cap}",
+            gib(f * vram),
+            gib(vram),
+            gpu.key,
+            gib(need),
+        )
+    };
+    Some(Violation {
+        message,
+        span: if set.origin.is_explicit() {
+            ctx.span_of(Concept::MemFraction)
+        } else {
+            ctx.root.span.start..ctx.root.span.start
+        },
         fix: fix.flatten(),
     })
 }

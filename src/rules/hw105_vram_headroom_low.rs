@@ -26,7 +26,6 @@ use super::memory::{
     batch_fix, batch_phrase, gib, gpu_named, largest_divisor_at_most, per_device_batch,
 };
 use super::{Context, Violation};
-use crate::dialect::Concept;
 use crate::estimate::verdict::{max_micro_batch, HEADROOM_LINE};
 use crate::fix::Applicability;
 
@@ -65,7 +64,7 @@ pub(crate) fn check(ctx: &Context) -> Vec<Violation> {
             gib(m.verdict.usable_bytes),
             gpu_named(ctx),
         ),
-        span: ctx.span_of(Concept::MicroBatch),
+        span: ctx.batch_span(),
         fix,
     }]
 }
