@@ -42,6 +42,7 @@ const BUILTIN: &[(&str, &str)] = builtin_dialects![
     "accelerate.toml",
     "mmengine.toml",
     "pytorch.toml",
+    "burn.toml",
 ];
 
 #[derive(Debug, thiserror::Error, miette::Diagnostic)]
