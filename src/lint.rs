@@ -466,7 +466,10 @@ pub fn lint_text(
             if d.span == (0..0) {
                 if let Some(m) = run.merged.first() {
                     d.span = m.named_at.clone();
-                } else if run.root.span.start > 0 && run.root.span.end <= run.own_len {
+                } else if matches!(format, Format::Python | Format::Rust)
+                    && run.root.span.start > 0
+                    && run.root.span.end <= run.own_len
+                {
                     d.span = run.root.span.start..run.root.span.start;
                 }
             }

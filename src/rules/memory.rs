@@ -172,10 +172,14 @@ pub(crate) fn gpu_named(ctx: &Context) -> String {
                 Some((false, _)) => ", a cap since XLA_PYTHON_CLIENT_PREALLOCATE is false",
                 _ => "",
             };
-            format!(
-                "{gpu} at the {f} of its memory JAX takes ({}{cap})",
-                set.origin.describe()
-            )
+            if set.origin.is_explicit() {
+                format!(
+                    "{gpu} at the {f} of its memory JAX takes ({}{cap})",
+                    set.origin.describe()
+                )
+            } else {
+                format!("{gpu} at the {f} of its memory JAX takes when XLA_PYTHON_CLIENT_MEM_FRACTION is not set{cap}")
+            }
         }
         None => gpu,
     }
