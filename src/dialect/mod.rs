@@ -174,6 +174,13 @@ pub fn detect<'d, 'r>(
             {
                 continue;
             }
+            if sig.not_paths.iter().any(|g| {
+                globset::Glob::new(g)
+                    .map(|g| g.compile_matcher().is_match(path))
+                    .unwrap_or(false)
+            }) {
+                continue;
+            }
             if sig.exclude.iter().any(|k| has_path(root, k)) {
                 continue;
             }

@@ -13,6 +13,11 @@ pub fn resolve(dialect: &Dialect, root: &Node) -> TrainingSetup {
     };
     let mut fractions = Vec::new();
     for (&concept, spec) in &dialect.settings {
+        if let Some(unless) = &spec.unless {
+            if condition_holds(dialect.loader, root, unless) != Some(false) {
+                continue;
+            }
+        }
         match spec
             .when
             .as_ref()
@@ -133,6 +138,16 @@ fn callee(node: &Node) -> Option<&str> {
 
 /// Whether another key has one of the accepted values: `None` when it is symbolic.
 fn condition_holds(loader: Loader, root: &Node, cond: &Condition) -> Option<bool> {
+    if let Some(other) = &cond.equals {
+        let value = |key: &str| {
+            let s = root.get_path(&path_of(key))?.as_scalar()?;
+            Some(s.value(loader)).filter(|v| !matches!(v, Value::Unknown | Value::Null))
+        };
+        return match (value(&cond.key), value(other)) {
+            (Some(a), Some(b)) => Some(a.as_f64().zip(b.as_f64()).map_or(a == b, |(x, y)| x == y)),
+            _ => Some(false),
+        };
+    }
     let other = match root.get_path(&path_of(&cond.key)) {
         Some(node) if callee(node).is_some() => callee(node).map(str::to_string),
         Some(node) => match node.as_scalar() {

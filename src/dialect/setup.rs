@@ -269,8 +269,18 @@ impl TrainingSetup {
         )
     }
 
-    /// Whether the run trains on a GPU (unknown counts as yes: hwlint lints GPU training).
+    /// Whether the run trains on a GPU: not set counts as yes (hwlint lints GPU training), but a
+    /// value only known at run time (`use_cpu=args.device == "cpu"`) does not: unknown never
+    /// fires a rule.
     pub fn uses_gpu(&self) -> bool {
-        self.bool(Concept::UsesGpu).is_none_or(|(b, _)| b)
+        match self.settings.get(&Concept::UsesGpu).map(|s| &s.value) {
+            Some(SettingValue::Bool(b)) => *b,
+            // `accelerator: auto` picks the GPU on a GPU machine; an expression in code or a
+            // launch-time value is not known.
+            Some(SettingValue::Unknown(v)) => {
+                v.trim().eq_ignore_ascii_case("auto") || v.contains("${")
+            }
+            _ => true,
+        }
     }
 }

@@ -120,6 +120,10 @@ pub struct Signature {
     /// File-name globs (matched against the file name only); empty = any name.
     #[serde(default)]
     pub filenames: Vec<String>,
+    /// Path globs (matched against the whole path) of files the signature never matches:
+    /// test suites whose scripts train a step or two to check something.
+    #[serde(default)]
+    pub not_paths: Vec<String>,
 }
 
 #[derive(Debug, Clone, Deserialize)]
@@ -135,6 +139,9 @@ pub struct SettingSpec {
     /// The setting exists only when another key has one of these values (HF `save_steps` only
     /// counts under `save_strategy: steps`); gates the sources and the default alike.
     pub when: Option<Condition>,
+    /// The setting does not exist when this holds (openpi's `num_workers` is not read when the
+    /// data config names an RLDS directory).
+    pub unless: Option<Condition>,
 }
 
 #[derive(Debug, Clone, Deserialize)]
@@ -181,7 +188,11 @@ impl Source {
 pub struct Condition {
     pub key: String,
     /// Accepted values, as text; `"*"` accepts any value that is present and not null.
+    #[serde(default)]
     pub is: Vec<String>,
+    /// Holds when `key` and this other key are both set to the same value (openpi's
+    /// `decay_lr` equal to `peak_lr`: a constant LR).
+    pub equals: Option<String>,
     /// The other key's framework default, as text, when it is absent.
     pub default: Option<String>,
 }

@@ -256,7 +256,9 @@ fn build_plan(
     target: &Target,
 ) -> Result<(Planned, Option<u64>, Inputs, Option<f64>), EstimateError> {
     let mut models: Vec<Architecture> = Vec::new();
-    let (mut setup, linked, base_dir, global_batch_splits, sharding_in_file_only) = match &args.config {
+    let (mut setup, linked, base_dir, global_batch_splits, sharding_in_file_only) = match &args
+        .config
+    {
         Some(path) => {
             let configs = ConfigResolver::new(Overrides::default())?;
             let settings = configs

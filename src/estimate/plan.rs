@@ -422,7 +422,9 @@ pub fn plan_for(i: &Inputs) -> Result<Planned, Gap> {
         s.is_unknown(Concept::ZeroStage) || s.is_unknown(Concept::Fsdp) || deepspeed_unread;
     let sharding = match (i.data_parallel, stage) {
         (Some(1), _) => Sharding::Known { stage: 0, gpus: 1 },
-        (_, Some(0)) if i.sharding_in_file_only && !unknown => Sharding::Known { stage: 0, gpus: 1 },
+        (_, Some(0)) if i.sharding_in_file_only && !unknown => {
+            Sharding::Known { stage: 0, gpus: 1 }
+        }
         (Some(n), Some(z)) if !unknown => Sharding::Known {
             stage: z,
             gpus: n.max(1) as u64,

@@ -117,14 +117,14 @@ impl Context<'_> {
     /// Where a finding about the batch points: the micro-batch where the file sets it, else the
     /// global batch it is derived from (openpi), else the file start.
     pub fn batch_span(&self) -> Span {
-        [Concept::MicroBatch, Concept::GlobalBatch, Concept::DeviceBatch]
-            .into_iter()
-            .find(|c| {
-                self.setup
-                    .get(*c)
-                    .is_some_and(|s| s.origin.is_explicit())
-            })
-            .map_or(0..0, |c| self.span_of(c))
+        [
+            Concept::MicroBatch,
+            Concept::GlobalBatch,
+            Concept::DeviceBatch,
+        ]
+        .into_iter()
+        .find(|c| self.setup.get(*c).is_some_and(|s| s.origin.is_explicit()))
+        .map_or(0..0, |c| self.span_of(c))
     }
 
     /// Processes that will run, when the file, `--gpus` or a chosen target says.

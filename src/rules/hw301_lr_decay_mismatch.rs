@@ -10,7 +10,9 @@
 //!
 //! Framework semantics are honoured: LeRobot's `cosine_decay_with_warmup` rescales itself to
 //! `steps` when the run is shorter than `scheduler_decay_steps`, so that case is not reported.
-//! At least one of the two values must be written in the file.
+//! At least one of the two values must be written in the file, and a schedule that ends where
+//! it starts (openpi's `decay_lr` equal to `peak_lr`) decays nothing. Runs under 100 steps are
+//! smoke tests and are left alone.
 //!
 //! ## Example
 //! ```yaml
@@ -51,7 +53,7 @@ pub(crate) fn check(ctx: &Context) -> Vec<Violation> {
     let Some((decay, decay_set)) = ctx.setup.int(Concept::DecaySteps) else {
         return vec![];
     };
-    let Some((total, total_set)) = ctx.setup.int(Concept::TotalSteps) else {
+    let Some((total, total_set)) = super::interval::run_steps(ctx) else {
         return vec![];
     };
     if total <= 0 || decay <= 0 {

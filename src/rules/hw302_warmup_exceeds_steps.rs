@@ -7,7 +7,8 @@
 //! run shortened for a test.
 //!
 //! Fractions are resolved first (`warmup_steps: 0.1` in the Hugging Face Trainer is 10% of
-//! the run), and LeRobot's scheduler, which shrinks warmup with a short run, is honoured.
+//! the run), and LeRobot's scheduler, which shrinks warmup with a short run, is honoured. Runs
+//! under 100 steps are smoke tests and are left alone.
 //!
 //! ## Example
 //! ```yaml
@@ -33,7 +34,7 @@ pub(crate) fn check(ctx: &Context) -> Vec<Violation> {
     let Some((warmup, warmup_set)) = ctx.setup.float(Concept::WarmupSteps) else {
         return vec![];
     };
-    let Some((total, total_set)) = ctx.setup.int(Concept::TotalSteps) else {
+    let Some((total, total_set)) = super::interval::run_steps(ctx) else {
         return vec![];
     };
     if total <= 0 {

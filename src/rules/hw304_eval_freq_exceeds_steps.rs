@@ -21,7 +21,7 @@
 //! Unsafe: it sets the interval to about a tenth of the run (rounded down to two significant
 //! digits), so the event happens during the run; setting it to the run length would still
 //! leave nothing before the end. How often is a trade-off only you can make (each event costs
-//! time and, for checkpoints, disk). No fix is offered for runs under 100 steps.
+//! time and, for checkpoints, disk). Runs under 100 steps are smoke tests and are left alone.
 
 use super::interval::interval_exceeds_run;
 use super::{Context, Violation};

@@ -1,9 +1,21 @@
-//! Shared check of HW303 and HW304: an interval longer than the run.
+//! Shared check of HW303 and HW304: an interval longer than the run; and the run length the
+//! schedule rules (HW301-HW304) compare against.
 
 use super::{Context, Violation};
-use crate::dialect::Concept;
+use crate::dialect::{Concept, Setting};
 use crate::fix::Applicability;
 use crate::syntax::edit::NewValue;
+
+/// Runs shorter than this are smoke tests (openpi's `debug` configs run 10 steps): their LR
+/// schedule and checkpoint intervals are beside the point, so HW301-HW304 leave them alone.
+pub(crate) const SMOKE_TEST_STEPS: i64 = 100;
+
+/// The run's optimizer steps, for the schedule rules: `None` when unknown, or a smoke test.
+pub(crate) fn run_steps<'s>(ctx: &'s Context) -> Option<(i64, &'s Setting)> {
+    ctx.setup
+        .int(Concept::TotalSteps)
+        .filter(|(t, _)| *t >= SMOKE_TEST_STEPS)
+}
 
 /// An interval setting greater than the total steps; `what` names the event ("checkpoint").
 pub(crate) fn interval_exceeds_run(
@@ -15,7 +27,7 @@ pub(crate) fn interval_exceeds_run(
     let Some((interval, interval_set)) = ctx.setup.int(concept) else {
         return vec![];
     };
-    let Some((total, total_set)) = ctx.setup.int(Concept::TotalSteps) else {
+    let Some((total, total_set)) = run_steps(ctx) else {
         return vec![];
     };
     if total <= 0 || interval <= total {

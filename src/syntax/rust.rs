@@ -26,7 +26,10 @@ use std::collections::HashMap;
 use syn::spanned::Spanned;
 use syn::visit::Visit;
 
-use super::{Document, Entry, Format, Map, MapStyle, Node, NodeKind, ParseError, Scalar, ScalarKind, Span, MAX_DEPTH};
+use super::{
+    Document, Entry, Format, Map, MapStyle, Node, NodeKind, ParseError, Scalar, ScalarKind, Span,
+    MAX_DEPTH,
+};
 use crate::fix::Edit;
 use crate::syntax::edit::NewValue;
 
@@ -47,9 +50,15 @@ pub fn parse(text: &str) -> Result<Document, ParseError> {
             proc_macro2::extra::invalidate_current_thread_spans();
             out
         })
-        .map_err(|e| ParseError { message: format!("cannot start the Rust parser: {e}"), span: 0..0 })?;
+        .map_err(|e| ParseError {
+            message: format!("cannot start the Rust parser: {e}"),
+            span: 0..0,
+        })?;
     worker.join().unwrap_or_else(|_| {
-        Err(ParseError { message: "the Rust parser failed on this file".into(), span: 0..0 })
+        Err(ParseError {
+            message: "the Rust parser failed on this file".into(),
+            span: 0..0,
+        })
     })
 }
 
@@ -94,9 +103,16 @@ fn build(text: &str) -> Result<Document, ParseError> {
         message: e.to_string(),
         span: span_of(e.span()),
     })?;
-    let mut c = Collect { text, ..Default::default() };
+    let mut c = Collect {
+        text,
+        ..Default::default()
+    };
     c.visit_file(&file);
-    Ok(Document { format: Format::Rust, roots: vec![c.root()], duplicates: Vec::new() })
+    Ok(Document {
+        format: Format::Rust,
+        roots: vec![c.root()],
+        duplicates: Vec::new(),
+    })
 }
 
 /// A `#[derive(Config)]` struct.
@@ -125,7 +141,15 @@ struct Collect<'t> {
 }
 
 fn scalar(text: &str, kind: ScalarKind, span: Span) -> Node {
-    Node { span, kind: NodeKind::Scalar(Scalar { text: text.into(), kind }), tag: None, shared: false }
+    Node {
+        span,
+        kind: NodeKind::Scalar(Scalar {
+            text: text.into(),
+            kind,
+        }),
+        tag: None,
+        shared: false,
+    }
 }
 
 impl Collect<'_> {
@@ -156,7 +180,11 @@ impl Collect<'_> {
                 syn::Lit::Bool(b) => scalar(self.source(&s), ScalarKind::Bool(b.value), s),
                 syn::Lit::Str(st) => {
                     let raw = self.source(&s).starts_with('r');
-                    let q = if raw { super::Quote::Block } else { super::Quote::Double };
+                    let q = if raw {
+                        super::Quote::Block
+                    } else {
+                        super::Quote::Double
+                    };
                     scalar(&st.value(), ScalarKind::Str(q), s)
                 }
                 _ => self.unknown(e),
@@ -173,31 +201,37 @@ impl Collect<'_> {
                 n
             }
             syn::Expr::Macro(m) if m.mac.path.is_ident("vec") => {
-                let parsed = m.mac.parse_body_with(syn::punctuated::Punctuated::<syn::Expr, syn::Token![,]>::parse_terminated);
+                let parsed = m.mac.parse_body_with(
+                    syn::punctuated::Punctuated::<syn::Expr, syn::Token![,]>::parse_terminated,
+                );
                 match parsed {
                     Ok(items) => Node {
                         span: s,
-                        kind: NodeKind::Seq(items.iter().map(|i| self.node(i, depth + 1)).collect()),
+                        kind: NodeKind::Seq(
+                            items.iter().map(|i| self.node(i, depth + 1)).collect(),
+                        ),
                         tag: None,
                         shared: false,
                     },
                     Err(_) => self.unknown(e),
                 }
             }
-            syn::Expr::Unary(_) | syn::Expr::Binary(_) => match fold(e, depth) {
-                Some(Num::Int(i)) => {
-                    let mut n = scalar(self.source(&s), ScalarKind::Int(i), s);
-                    // `-1` is a literal; `4 * 16` is not.
-                    n.shared = !matches!(e, syn::Expr::Unary(u) if matches!(&*u.expr, syn::Expr::Lit(_)));
-                    n
+            syn::Expr::Unary(_) | syn::Expr::Binary(_) => {
+                match fold(e, depth) {
+                    Some(Num::Int(i)) => {
+                        let mut n = scalar(self.source(&s), ScalarKind::Int(i), s);
+                        // `-1` is a literal; `4 * 16` is not.
+                        n.shared = !matches!(e, syn::Expr::Unary(u) if matches!(&*u.expr, syn::Expr::Lit(_)));
+                        n
+                    }
+                    Some(Num::Float(f)) => {
+                        let mut n = scalar(self.source(&s), ScalarKind::Float(f), s);
+                        n.shared = !matches!(e, syn::Expr::Unary(u) if matches!(&*u.expr, syn::Expr::Lit(_)));
+                        n
+                    }
+                    None => self.unknown(e),
                 }
-                Some(Num::Float(f)) => {
-                    let mut n = scalar(self.source(&s), ScalarKind::Float(f), s);
-                    n.shared = !matches!(e, syn::Expr::Unary(u) if matches!(&*u.expr, syn::Expr::Lit(_)));
-                    n
-                }
-                None => self.unknown(e),
-            },
+            }
             _ => self.unknown(e),
         }
     }
@@ -219,13 +253,17 @@ impl Collect<'_> {
                 let style = m.style;
                 node.kind = NodeKind::Map(Map::new(entries, style));
             }
-            NodeKind::Seq(items) => items.iter_mut().for_each(|i| Self::resolve_fields(i, config)),
+            NodeKind::Seq(items) => items
+                .iter_mut()
+                .for_each(|i| Self::resolve_fields(i, config)),
             NodeKind::Scalar(_) => {}
         }
     }
 
     /// A method chain `Root::new(..).a(x).b(y)`: its root type and its calls, inner first.
-    fn chain<'e>(e: &'e syn::Expr) -> Option<(String, &'e syn::ExprCall, Vec<&'e syn::ExprMethodCall>)> {
+    fn chain<'e>(
+        e: &'e syn::Expr,
+    ) -> Option<(String, &'e syn::ExprCall, Vec<&'e syn::ExprMethodCall>)> {
         let mut calls = Vec::new();
         let mut cur = e;
         loop {
@@ -235,8 +273,15 @@ impl Collect<'_> {
                     cur = &m.receiver;
                 }
                 syn::Expr::Call(c) => {
-                    let syn::Expr::Path(p) = &*c.func else { return None };
-                    let segs: Vec<String> = p.path.segments.iter().map(|s| s.ident.to_string()).collect();
+                    let syn::Expr::Path(p) = &*c.func else {
+                        return None;
+                    };
+                    let segs: Vec<String> = p
+                        .path
+                        .segments
+                        .iter()
+                        .map(|s| s.ident.to_string())
+                        .collect();
                     if segs.len() < 2 || segs.last()? != "new" {
                         return None;
                     }
@@ -250,21 +295,35 @@ impl Collect<'_> {
 
     fn read_chain(&mut self, e: &syn::Expr) {
         let s = span_of(e.span());
-        if self.seen.iter().any(|x| x.start <= s.start && s.end <= x.end) {
+        if self
+            .seen
+            .iter()
+            .any(|x| x.start <= s.start && s.end <= x.end)
+        {
             return;
         }
-        let Some((root, new_call, calls)) = Self::chain(e) else { return };
+        let Some((root, new_call, calls)) = Self::chain(e) else {
+            return;
+        };
         self.seen.push(s.clone());
         if let Some(i) = self.configs.iter().position(|c| c.name == root) {
             let required = self.configs[i].required.clone();
             let mut add = Vec::new();
             for (field, arg) in required.iter().zip(new_call.args.iter()) {
-                add.push(Entry { key: field.clone(), key_span: span_of(arg.span()), value: self.node(arg, 1) });
+                add.push(Entry {
+                    key: field.clone(),
+                    key_span: span_of(arg.span()),
+                    value: self.node(arg, 1),
+                });
             }
             for m in &calls {
                 let name = m.method.to_string();
                 if let (Some(field), Some(arg)) = (name.strip_prefix("with_"), m.args.first()) {
-                    add.push(Entry { key: field.to_string(), key_span: span_of(m.method.span()), value: self.node(arg, 1) });
+                    add.push(Entry {
+                        key: field.to_string(),
+                        key_span: span_of(m.method.span()),
+                        value: self.node(arg, 1),
+                    });
                 }
             }
             self.configs[i].entries.extend(add);
@@ -279,7 +338,11 @@ impl Collect<'_> {
         for m in &calls {
             let name = m.method.to_string();
             if let Some(arg) = m.args.first() {
-                entries.push(Entry { key: name, key_span: span_of(m.method.span()), value: self.node(arg, 1) });
+                entries.push(Entry {
+                    key: name,
+                    key_span: span_of(m.method.span()),
+                    value: self.node(arg, 1),
+                });
             }
         }
         let node = Node {
@@ -312,9 +375,11 @@ impl Collect<'_> {
             .iter()
             .position(|c| c.entries.iter().any(|e| self.used_fields.contains(&e.key)))
             .or_else(|| {
-                self.configs
-                    .iter()
-                    .position(|c| c.entries.iter().any(|e| e.key == "batch_size" || e.key == "num_epochs"))
+                self.configs.iter().position(|c| {
+                    c.entries
+                        .iter()
+                        .any(|e| e.key == "batch_size" || e.key == "num_epochs")
+                })
             });
         for (i, c) in self.configs.iter().enumerate() {
             let node = Node {
@@ -324,42 +389,81 @@ impl Collect<'_> {
                 shared: false,
             };
             if Some(i) == main {
-                entries.push(Entry { key: "config".into(), key_span: c.name_span.clone(), value: node.clone() });
+                entries.push(Entry {
+                    key: "config".into(),
+                    key_span: c.name_span.clone(),
+                    value: node.clone(),
+                });
             }
-            entries.push(Entry { key: c.name.clone(), key_span: c.name_span.clone(), value: node });
+            entries.push(Entry {
+                key: c.name.clone(),
+                key_span: c.name_span.clone(),
+                value: node,
+            });
         }
         let mut kinds: Vec<_> = by_kind.into_iter().collect();
         kinds.sort_by_key(|(k, _)| *k);
-        let main_entries = main.map(|i| self.configs[i].entries.clone()).unwrap_or_default();
+        let main_entries = main
+            .map(|i| self.configs[i].entries.clone())
+            .unwrap_or_default();
         for (kind, (_, mut node, key_span)) in kinds {
             Self::resolve_fields(&mut node, &main_entries);
-            entries.push(Entry { key: kind.to_string(), key_span, value: node });
+            entries.push(Entry {
+                key: kind.to_string(),
+                key_span,
+                value: node,
+            });
         }
         if let Some((b, _)) = self.backend.take() {
-            entries.push(Entry { key: "backend".into(), key_span: b.span.clone(), value: b });
+            entries.push(Entry {
+                key: "backend".into(),
+                key_span: b.span.clone(),
+                value: b,
+            });
         }
-        Node { span: 0..len, kind: NodeKind::Map(Map::new(entries, MapStyle::Implicit)), tag: None, shared: false }
+        Node {
+            span: 0..len,
+            kind: NodeKind::Map(Map::new(entries, MapStyle::Implicit)),
+            tag: None,
+            shared: false,
+        }
     }
 
     /// A backend type (`Wgpu<f32, i32>`), from a path that names one.
     fn backend_of(&self, p: &syn::TypePath) -> Option<Node> {
-        const BACKENDS: &[&str] = &["Wgpu", "Cuda", "CudaJit", "LibTorch", "NdArray", "Candle", "Rocm", "Metal", "Vulkan", "WebGpu", "Cpu"];
+        const BACKENDS: &[&str] = &[
+            "Wgpu", "Cuda", "CudaJit", "LibTorch", "NdArray", "Candle", "Rocm", "Metal", "Vulkan",
+            "WebGpu", "Cpu",
+        ];
         let seg = p.path.segments.last()?;
         let name = seg.ident.to_string();
         if !BACKENDS.contains(&name.as_str()) {
             return None;
         }
         let ns = span_of(seg.ident.span());
-        let mut entries = vec![Entry { key: "name".into(), key_span: ns.clone(), value: scalar(&name, ScalarKind::Str(super::Quote::Block), ns) }];
+        let mut entries = vec![Entry {
+            key: "name".into(),
+            key_span: ns.clone(),
+            value: scalar(&name, ScalarKind::Str(super::Quote::Block), ns),
+        }];
         if let syn::PathArguments::AngleBracketed(a) = &seg.arguments {
             if let Some(syn::GenericArgument::Type(syn::Type::Path(t))) = a.args.first() {
                 if let Some(f) = t.path.get_ident() {
                     let fs = span_of(f.span());
-                    entries.push(Entry { key: "float".into(), key_span: fs.clone(), value: scalar(&f.to_string(), ScalarKind::Str(super::Quote::Block), fs) });
+                    entries.push(Entry {
+                        key: "float".into(),
+                        key_span: fs.clone(),
+                        value: scalar(&f.to_string(), ScalarKind::Str(super::Quote::Block), fs),
+                    });
                 }
             }
         }
-        Some(Node { span: span_of(p.span()), kind: NodeKind::Map(Map::new(entries, MapStyle::Implicit)), tag: None, shared: false })
+        Some(Node {
+            span: span_of(p.span()),
+            kind: NodeKind::Map(Map::new(entries, MapStyle::Implicit)),
+            tag: None,
+            shared: false,
+        })
     }
 }
 
@@ -367,8 +471,13 @@ impl<'ast> Visit<'ast> for Collect<'_> {
     fn visit_item_struct(&mut self, s: &'ast syn::ItemStruct) {
         let is_config = s.attrs.iter().any(|a| {
             a.path().is_ident("derive")
-                && a.parse_args_with(syn::punctuated::Punctuated::<syn::Path, syn::Token![,]>::parse_terminated)
-                    .is_ok_and(|ps| ps.iter().any(|p| p.segments.last().is_some_and(|x| x.ident == "Config")))
+                && a.parse_args_with(
+                    syn::punctuated::Punctuated::<syn::Path, syn::Token![,]>::parse_terminated,
+                )
+                .is_ok_and(|ps| {
+                    ps.iter()
+                        .any(|p| p.segments.last().is_some_and(|x| x.ident == "Config"))
+                })
         });
         if is_config {
             let mut c = ConfigStruct {
@@ -391,7 +500,11 @@ impl<'ast> Visit<'ast> for Collect<'_> {
                 match default {
                     Some(e) => {
                         let value = self.node(&e, 1);
-                        c.entries.push(Entry { key: id.to_string(), key_span: span_of(id.span()), value });
+                        c.entries.push(Entry {
+                            key: id.to_string(),
+                            key_span: span_of(id.span()),
+                            value,
+                        });
                     }
                     None => c.required.push(id.to_string()),
                 }
@@ -424,9 +537,15 @@ impl<'ast> Visit<'ast> for Collect<'_> {
     }
 
     fn visit_type_path(&mut self, p: &'ast syn::TypePath) {
-        let in_autodiff = p.path.segments.last().is_some_and(|s| s.ident == "Autodiff");
+        let in_autodiff = p
+            .path
+            .segments
+            .last()
+            .is_some_and(|s| s.ident == "Autodiff");
         if in_autodiff {
-            if let Some(syn::PathArguments::AngleBracketed(a)) = p.path.segments.last().map(|s| &s.arguments) {
+            if let Some(syn::PathArguments::AngleBracketed(a)) =
+                p.path.segments.last().map(|s| &s.arguments)
+            {
                 if let Some(syn::GenericArgument::Type(syn::Type::Path(inner))) = a.args.first() {
                     if let Some(b) = self.backend_of(inner) {
                         self.backend = Some((b, true));
@@ -459,7 +578,8 @@ fn fold(e: &syn::Expr, depth: usize) -> Option<Num> {
             _ => None,
         },
         syn::Expr::Paren(p) => fold(&p.expr, depth + 1),
-        syn::Expr::Unary(u) if matches!(u.op, syn::UnOp::Neg(_)) => match fold(&u.expr, depth + 1)? {
+        syn::Expr::Unary(u) if matches!(u.op, syn::UnOp::Neg(_)) => match fold(&u.expr, depth + 1)?
+        {
             Num::Int(i) => i.checked_neg().map(Num::Int),
             Num::Float(f) => Some(Num::Float(-f)),
         },
@@ -482,7 +602,10 @@ fn fold(e: &syn::Expr, depth: usize) -> Option<Num> {
 }
 
 /// Integer and float type suffixes a literal may carry (`64usize`, `1e-4f64`).
-const SUFFIXES: &[&str] = &["usize", "isize", "u128", "i128", "u64", "i64", "u32", "i32", "u16", "i16", "u8", "i8", "f32", "f64"];
+const SUFFIXES: &[&str] = &[
+    "usize", "isize", "u128", "i128", "u64", "i64", "u32", "i32", "u16", "i16", "u8", "i8", "f32",
+    "f64",
+];
 
 /// Replaces a literal keeping its form (`64usize` -> `16usize`). `None` for non-literals.
 pub fn replace_literal(text: &str, node: &Node, value: &NewValue) -> Option<Edit> {
@@ -491,7 +614,11 @@ pub fn replace_literal(text: &str, node: &Node, value: &NewValue) -> Option<Edit
     }
     let s = node.as_scalar()?;
     let raw = text.get(node.span.clone())?;
-    let suffix = SUFFIXES.iter().find(|x| raw.ends_with(**x) && !raw.starts_with("0x")).copied().unwrap_or("");
+    let suffix = SUFFIXES
+        .iter()
+        .find(|x| raw.ends_with(**x) && !raw.starts_with("0x"))
+        .copied()
+        .unwrap_or("");
     let body = match (s.kind, value) {
         (ScalarKind::Int(_), NewValue::Int(i)) => i.to_string(),
         (ScalarKind::Float(_), NewValue::Int(i)) => format!("{i}.0"),
@@ -506,9 +633,18 @@ pub fn replace_literal(text: &str, node: &Node, value: &NewValue) -> Option<Edit
 }
 
 /// Adds `.key(value)` to a builder chain (before `.build(..)`). `None` elsewhere.
-pub fn insert_argument(text: &str, map: &Node, m: &Map, path: &[&str], value: &NewValue) -> Option<Edit> {
+pub fn insert_argument(
+    text: &str,
+    map: &Node,
+    m: &Map,
+    path: &[&str],
+    value: &NewValue,
+) -> Option<Edit> {
     let [key] = path else { return None };
-    if map.shared || m.style != MapStyle::Call || !key.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') {
+    if map.shared
+        || m.style != MapStyle::Call
+        || !key.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+    {
         return None;
     }
     let rendered = match value {
@@ -524,7 +660,10 @@ pub fn insert_argument(text: &str, map: &Node, m: &Map, path: &[&str], value: &N
     if before.trim().is_empty() {
         // One call per line: a line of its own, indented as `.build(`.
         let nl = super::newline_style(text);
-        Some(Edit::insert(line_start, format!("{before}.{key}({rendered}){nl}")))
+        Some(Edit::insert(
+            line_start,
+            format!("{before}.{key}({rendered}){nl}"),
+        ))
     } else {
         Some(Edit::insert(build, format!(".{key}({rendered})")))
     }
@@ -572,7 +711,9 @@ fn main() {
 "#;
 
     fn text_at<'a>(root: &'a Node, path: &[&str]) -> Option<&'a str> {
-        root.get_path(path).and_then(|n| n.as_scalar()).map(|s| s.text.as_str())
+        root.get_path(path)
+            .and_then(|n| n.as_scalar())
+            .map(|s| s.text.as_str())
     }
 
     #[test]
@@ -581,10 +722,14 @@ fn main() {
         let r = &d.roots[0];
         assert_eq!(text_at(r, &["config", "num_epochs"]), Some("10"));
         // `.with_batch_size(32usize)` after the default wins.
-        assert_eq!(text_at(r, &["TrainingConfig", "batch_size"]), Some("32usize"));
+        assert_eq!(
+            text_at(r, &["TrainingConfig", "batch_size"]),
+            Some("32usize")
+        );
         let w = r.get_path(&["DataLoaderBuilder", "num_workers"]).unwrap();
         assert_eq!(&GUIDE[w.span.clone()], "0");
-        let NodeKind::Seq(devices) = &r.get_path(&["LearnerBuilder", "devices"]).unwrap().kind else {
+        let NodeKind::Seq(devices) = &r.get_path(&["LearnerBuilder", "devices"]).unwrap().kind
+        else {
             panic!()
         };
         assert_eq!(devices.len(), 1);
@@ -602,16 +747,33 @@ fn main() {
         let b = r.get_path(&["DataLoaderBuilder"]).unwrap();
         let NodeKind::Map(m) = &b.kind else { panic!() };
         let e = insert_argument(GUIDE, b, m, &["prefetch"], &NewValue::Int(2)).unwrap();
-        let out = format!("{}{}{}", &GUIDE[..e.range.start], e.content, &GUIDE[e.range.end..]);
-        assert!(out.contains("        .num_workers(config.num_workers)\n        .prefetch(2)\n        .build("), "{out}");
+        let out = format!(
+            "{}{}{}",
+            &GUIDE[..e.range.start],
+            e.content,
+            &GUIDE[e.range.end..]
+        );
+        assert!(
+            out.contains(
+                "        .num_workers(config.num_workers)\n        .prefetch(2)\n        .build("
+            ),
+            "{out}"
+        );
         assert!(syn::parse_file(&out).is_ok());
     }
 
     #[test]
     fn errors_not_panics() {
         assert!(parse("fn main( {").is_err());
-        let deep = format!("fn f() {{ let x = {}1{}; }}", "(".repeat(10_000), ")".repeat(10_000));
-        assert!(parse(&deep).unwrap_err().message.contains("nested too deeply"));
+        let deep = format!(
+            "fn f() {{ let x = {}1{}; }}",
+            "(".repeat(10_000),
+            ")".repeat(10_000)
+        );
+        assert!(parse(&deep)
+            .unwrap_err()
+            .message
+            .contains("nested too deeply"));
         assert_eq!(parse("fn main() {}").unwrap().roots.len(), 1);
     }
 }
