@@ -261,9 +261,7 @@ impl Collect<'_> {
     }
 
     /// A method chain `Root::new(..).a(x).b(y)`: its root type and its calls, inner first.
-    fn chain<'e>(
-        e: &'e syn::Expr,
-    ) -> Option<(String, &'e syn::ExprCall, Vec<&'e syn::ExprMethodCall>)> {
+    fn chain(e: &syn::Expr) -> Option<(String, &syn::ExprCall, Vec<&syn::ExprMethodCall>)> {
         let mut calls = Vec::new();
         let mut cur = e;
         loop {
