@@ -46,7 +46,13 @@ fn each_style_yields_its_training_setup() {
     ];
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     let (_, out) = run(hwlint(root)
-        .args(["check", "--show-settings", "--no-config", "--target", "rtx-4090"])
+        .args([
+            "check",
+            "--show-settings",
+            "--no-config",
+            "--target",
+            "rtx-4090",
+        ])
         .args(fixtures));
     insta::assert_snapshot!(out);
 }
@@ -74,9 +80,19 @@ fn no_code_is_ever_executed() {
     let (code, out) = run(hwlint(d.path()).args(["check", "--no-config", "."]));
     assert_eq!(code, 1, "{out}");
     assert!(out.contains("HW202"), "{out}");
-    let (_, out) = run(hwlint(d.path()).args(["check", "--no-config", "--fix", "--unsafe-fixes", "."]));
-    for marker in ["RAN_PYTHON", "RAN_SHELL_FROM_PYTHON", "RAN_SHELL", "RAN_SUBSHELL", "RAN_RUST"] {
-        assert!(!d.path().join(marker).exists(), "{marker} exists: something ran\n{out}");
+    let (_, out) =
+        run(hwlint(d.path()).args(["check", "--no-config", "--fix", "--unsafe-fixes", "."]));
+    for marker in [
+        "RAN_PYTHON",
+        "RAN_SHELL_FROM_PYTHON",
+        "RAN_SHELL",
+        "RAN_SUBSHELL",
+        "RAN_RUST",
+    ] {
+        assert!(
+            !d.path().join(marker).exists(),
+            "{marker} exists: something ran\n{out}"
+        );
     }
     // The fix is in the script, as a literal.
     let fixed = fs::read_to_string(d.path().join("train.py")).unwrap();
@@ -102,16 +118,20 @@ fn suppressions_in_code_comments() {
         "training.rs",
         "#[derive(Config)]\npub struct TrainingConfig {\n    // hwlint: ignore[HW202]\n    #[config(default = 0)]\n    pub num_workers: usize,\n    #[config(default = 64)]\n    pub batch_size: usize,\n}\nfn train(config: TrainingConfig) {\n    let loader = DataLoaderBuilder::new(b).batch_size(config.batch_size).num_workers(config.num_workers).build(ds);\n}\n",
     );
-    let (code, out) = run(hwlint(d.path()).args(["check", "--no-config", "--output-format", "concise", "."]));
+    let (code, out) =
+        run(hwlint(d.path()).args(["check", "--no-config", "--output-format", "concise", "."]));
     assert_eq!(code, 0, "{out}");
     assert!(!out.contains("HW903"), "{out}");
     // Without the comments each file has its finding.
     for f in ["train.py", "train.sh", "training.rs"] {
         let p = d.path().join(f);
-        let text = fs::read_to_string(&p).unwrap().replace("hwlint: ignore[HW202]", "note");
+        let text = fs::read_to_string(&p)
+            .unwrap()
+            .replace("hwlint: ignore[HW202]", "note");
         fs::write(&p, text).unwrap();
     }
-    let (_, out) = run(hwlint(d.path()).args(["check", "--no-config", "--output-format", "concise", "."]));
+    let (_, out) =
+        run(hwlint(d.path()).args(["check", "--no-config", "--output-format", "concise", "."]));
     assert_eq!(out.matches("HW202").count(), 3, "{out}");
 }
 
@@ -131,17 +151,23 @@ fn launch_lines_and_their_configs_report_once_and_fix_where_set() {
         "train.sh",
         "lerobot-train --config_path=configs/act.yaml --steps=1000 --save_freq=20000\n",
     );
-    let (_, out) = run(hwlint(d.path()).args(["check", "--no-config", "--output-format", "concise", "."]));
+    let (_, out) =
+        run(hwlint(d.path()).args(["check", "--no-config", "--output-format", "concise", "."]));
     // num_workers: the config's finding, once.
     assert_eq!(out.matches("HW202").count(), 1, "{out}");
     assert!(out.contains("configs/act.yaml:6:14: HW202"), "{out}");
     // save_freq 20000 > steps 1000: set on the line, so reported and fixed there.
     assert!(out.contains("train.sh:1:71: HW303"), "{out}");
-    let (_, out) = run(hwlint(d.path()).args(["check", "--no-config", "--fix", "--unsafe-fixes", "train.sh"]));
+    let (_, out) = run(hwlint(d.path()).args([
+        "check",
+        "--no-config",
+        "--fix",
+        "--unsafe-fixes",
+        "train.sh",
+    ]));
     let line = fs::read_to_string(d.path().join("train.sh")).unwrap();
     assert_eq!(
-        line,
-        "lerobot-train --config_path=configs/act.yaml --steps=1000 --save_freq=100\n",
+        line, "lerobot-train --config_path=configs/act.yaml --steps=1000 --save_freq=100\n",
         "{out}"
     );
     // The config was not touched by fixing the line.
@@ -159,7 +185,15 @@ fn launcher_processes_feed_the_host_checks() {
         "run.sh",
         "torchrun --nproc_per_node=8 run_clm.py --model_name_or_path gpt2 --per_device_train_batch_size 8 --num_train_epochs 3 --output_dir out --dataloader_num_workers 8\n",
     );
-    let (_, out) = run(hwlint(d.path()).args(["check", "--no-config", "--cpu-cores", "16", "--output-format", "concise", "run.sh"]));
+    let (_, out) = run(hwlint(d.path()).args([
+        "check",
+        "--no-config",
+        "--cpu-cores",
+        "16",
+        "--output-format",
+        "concise",
+        "run.sh",
+    ]));
     assert!(out.contains("HW201"), "{out}");
     assert!(out.contains("8 processes"), "{out}");
 }

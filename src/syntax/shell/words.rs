@@ -358,7 +358,7 @@ impl Scanner<'_> {
             }
             // `$1`, `$@`, `$$`, `$?`: the script's arguments and state.
             Some(_) => {
-                self.i += 1;
+                self.i += self.text[self.i..].chars().next().map_or(1, char::len_utf8);
                 Piece::Dynamic
             }
             None => Piece::Lit {
