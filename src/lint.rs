@@ -505,7 +505,7 @@ pub fn runs_of<'a>(
     for (index, found) in detected.into_iter().enumerate() {
         let front = &doc.roots[index];
         let run = match found {
-            Some((d, view)) => launch::assemble(d, view, front, doc.format, path, text),
+            Some((d, view)) => launch::assemble(dialects, d, view, front, doc.format, path, text),
             None if doc.format == Format::Shell => {
                 match launch::script_run(dialects, front, path, text) {
                     Some(run) => run,

@@ -196,9 +196,16 @@ impl Origin {
     /// (`env.X`, from a launch script or `os.environ`) by its own name.
     pub fn describe(&self) -> String {
         match self {
-            Origin::File { key, .. } => format!("`{}`", key.strip_prefix("env.").unwrap_or(key)),
+            Origin::File { key, .. } => match key.strip_prefix("launcher.") {
+                // A launcher's own flag on a launch line.
+                Some(flag) => format!("`--{flag}`"),
+                None => format!("`{}`", key.strip_prefix("env.").unwrap_or(key)),
+            },
             Origin::Default { key, framework, .. } => {
-                let key = key.strip_prefix("env.").unwrap_or(key);
+                let key = key
+                    .strip_prefix("env.")
+                    .or_else(|| key.strip_prefix("launcher."))
+                    .unwrap_or(key);
                 format!("`{key}` (not set: {framework} default)")
             }
             Origin::Flag { flag } => format!("`{flag}`"),

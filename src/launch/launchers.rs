@@ -21,12 +21,23 @@ struct Launcher {
     /// The programs (as the shell front-end tags them: `launch:<program>`).
     program: Vec<String>,
     title: String,
+    /// The launcher flag that names a config file of the launcher's own (accelerate's
+    /// `--config_file`), read through the dialect `config_dialect`; the flags win over it.
+    config_flag: Option<String>,
+    config_dialect: Option<String>,
     settings: BTreeMap<Concept, SettingSpec>,
 }
 
+/// A launcher as read from `rules/launchers.toml`.
+struct Known {
+    program: Vec<String>,
+    dialect: Dialect,
+    config: Option<(String, String)>,
+}
+
 /// Each launcher as a dialect over the launch line's tree, so its flags read as any key does.
-fn launchers() -> &'static [(Vec<String>, Dialect)] {
-    static ALL: OnceLock<Vec<(Vec<String>, Dialect)>> = OnceLock::new();
+fn launchers() -> &'static [Known] {
+    static ALL: OnceLock<Vec<Known>> = OnceLock::new();
     ALL.get_or_init(|| {
         let file: File = toml::from_str(include_str!("../../rules/launchers.toml"))
             // Compiled in and unit-tested: a failure is a build bug.
@@ -48,10 +59,27 @@ fn launchers() -> &'static [(Vec<String>, Dialect)] {
                     setup_name: None,
                     inherit: None,
                 };
-                (l.program, d)
+                Known {
+                    program: l.program,
+                    dialect: d,
+                    config: l.config_flag.zip(l.config_dialect),
+                }
             })
             .collect()
     })
+}
+
+/// The launcher flag that names the launcher's own config file on this line, and the dialect
+/// that reads it (`config_file`, `accelerate`).
+pub fn config_of(launch_root: &Node) -> Option<(&'static str, &'static str)> {
+    let program = program(launch_root)?;
+    let known = launchers()
+        .iter()
+        .find(|k| k.program.iter().any(|x| x == program))?;
+    known
+        .config
+        .as_ref()
+        .map(|(flag, dialect)| (flag.as_str(), dialect.as_str()))
 }
 
 /// The program a launch root starts (`torchrun`), from the front-end's tag.
@@ -65,12 +93,13 @@ pub fn overlay(setup: &mut TrainingSetup, launch_root: &Node) {
     let Some(program) = program(launch_root) else {
         return;
     };
-    let Some((_, d)) = launchers()
+    let Some(known) = launchers()
         .iter()
-        .find(|(p, _)| p.iter().any(|x| x == program))
+        .find(|k| k.program.iter().any(|x| x == program))
     else {
         return;
     };
+    let d = &known.dialect;
     let said = dialect::resolve(d, launch_root);
     // A per-node count the line fixes makes any other total process count moot.
     let fixes_devices = said

@@ -62,6 +62,7 @@ impl Run<'_> {
 
 /// The run one document root gives, read through `dialect`'s `view` of it.
 pub fn assemble<'a>(
+    dialects: &[Dialect],
     dialect: &'a Dialect,
     view: Cow<'a, Node>,
     front_root: &Node,
@@ -122,8 +123,61 @@ pub fn assemble<'a>(
         }
         None => plain(view),
     };
+    launcher_config(&mut run, front_root, path, dialects);
     launchers::overlay(&mut run.setup, front_root);
     run
+}
+
+/// The launcher's own config file (`accelerate launch --config_file accel.yaml`): the process
+/// count and devices it states join the run, as a merged source, under the launcher's flags.
+fn launcher_config(run: &mut Run, front_root: &Node, path: &Path, dialects: &[Dialect]) {
+    let Some((flag, name)) = launchers::config_of(front_root) else {
+        return;
+    };
+    let Some(node) = front_root.get_path(&["launcher", flag]) else {
+        return;
+    };
+    let Some(written) = node.as_scalar().map(|s| s.text.clone()) else {
+        return;
+    };
+    let (Some(file), Some(config)) = (
+        sources::named_file(path, &written),
+        dialects.iter().find(|d| d.name == name),
+    ) else {
+        return;
+    };
+    let Some(found) = sources::read(&file).filter(|f| f.doc.format != Format::Shell) else {
+        return;
+    };
+    let Some(root) = found.doc.roots.first() else {
+        return;
+    };
+    let start = run.text.len() + 1;
+    let stated = dialect::resolve(config, &merge::shifted(root, start));
+    let mut took = false;
+    for c in [
+        crate::dialect::Concept::Processes,
+        crate::dialect::Concept::Nodes,
+        crate::dialect::Concept::UsesGpu,
+    ] {
+        if let Some(s) = stated.get(c).filter(|s| s.origin.is_explicit()) {
+            run.setup.settings.insert(c, s.clone());
+            took = true;
+        }
+    }
+    if !took {
+        return;
+    }
+    run.text = Cow::Owned(format!("{}\n{}", run.text, found.text));
+    run.merged.push(Merged {
+        path: found.path.clone(),
+        format: found.doc.format,
+        start,
+        len: found.text.len(),
+        root_index: 0,
+        named_at: node.span.clone(),
+        what: format!("`{written}`"),
+    });
 }
 
 /// The config file or named setup a launch line's flags lie over, if the mount names one and
@@ -286,7 +340,7 @@ mod tests {
         let dialects = builtin();
         let (d, view) = detect(&dialects, &front, Format::Shell, &launch).unwrap();
         assert_eq!(d.name, "lerobot");
-        let run = assemble(d, view, &front, Format::Shell, &launch, text);
+        let run = assemble(&dialects, d, view, &front, Format::Shell, &launch, text);
         assert_eq!(run.merged.len(), 1);
         let (bs, set) = run.setup.int(Concept::MicroBatch).unwrap();
         assert_eq!(bs, 8);
@@ -317,7 +371,7 @@ mod tests {
         let dialects = builtin();
         let (d, view) = detect(&dialects, &front, Format::Shell, &launch).unwrap();
         assert_eq!(d.name, "hf-trainer");
-        let run = assemble(d, view, &front, Format::Shell, &launch, text);
+        let run = assemble(&dialects, d, view, &front, Format::Shell, &launch, text);
         assert_eq!(run.setup.int(Concept::DevicesPerNode).unwrap().0, 8);
         assert!(run
             .setup
@@ -329,7 +383,7 @@ mod tests {
         let text = "script: run_clm.py\nlauncher: {program: torchrun}\nargs: {per_device_train_batch_size: 4, gradient_accumulation_steps: 2, num_train_epochs: 3, output_dir: out}\n";
         let front = line(text, "torchrun");
         let (d, view) = detect(&dialects, &front, Format::Shell, &launch).unwrap();
-        let run = assemble(d, view, &front, Format::Shell, &launch, text);
+        let run = assemble(&dialects, d, view, &front, Format::Shell, &launch, text);
         let (n, set) = run.setup.int(Concept::DevicesPerNode).unwrap();
         assert_eq!(n, 1);
         assert!(!set.origin.is_explicit());
