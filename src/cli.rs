@@ -115,13 +115,13 @@ pub struct CheckArgs {
     #[arg(long, value_name = "NAME|FILE")]
     pub target: Option<String>,
     /// GPUs (processes) the run uses; makes the world size known.
-    #[arg(long, value_name = "N")]
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
     pub gpus: Option<u32>,
     /// CPU cores of the host, for the dataloader rules.
-    #[arg(long, value_name = "N")]
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
     pub cpu_cores: Option<u32>,
     /// RAM of the host in GB, for the dataloader rules.
-    #[arg(long, value_name = "N")]
+    #[arg(long, value_name = "N", value_parser = positive_gb)]
     pub ram_gb: Option<f64>,
     /// Use this hwlint.toml for every file instead of the closest one.
     #[arg(long, value_name = "FILE", conflicts_with = "no_config")]
@@ -227,4 +227,13 @@ pub struct DetectArgs {
     /// `full` prints the TOML table, `json` what was detected.
     #[arg(long, alias = "format", value_enum, default_value = "full")]
     pub output_format: OutputFormat,
+}
+
+/// A positive, finite amount of memory in GB.
+fn positive_gb(s: &str) -> Result<f64, String> {
+    match s.trim().parse::<f64>() {
+        Ok(v) if v.is_finite() && v > 0.0 => Ok(v),
+        Ok(_) => Err(format!("`{s}` is not a positive number of GB")),
+        Err(e) => Err(format!("`{s}`: {e}")),
+    }
 }

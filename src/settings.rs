@@ -86,6 +86,22 @@ pub enum ConfigError {
         help("`hwlint targets` lists the built-in GPUs and machines; a path to a TOML file with `gpu`, `gpus`, `cpu_cores`, `ram_gb`, `storage_mb_s` also works")
     )]
     UnknownTarget { name: String, context: String },
+    #[error("target `{name}` is ambiguous{context}: it could be {candidates}")]
+    #[diagnostic(
+        code(hwlint::target),
+        help("name one of them (`hwlint targets` lists them all)")
+    )]
+    AmbiguousTarget {
+        name: String,
+        context: String,
+        candidates: String,
+    },
+    #[error("{source_of}: {message}")]
+    #[diagnostic(
+        code(hwlint::rule_code),
+        help("`hwlint rules` lists the codes; a prefix such as `HW2` selects a group")
+    )]
+    UnknownRule { source_of: String, message: String },
     #[error(transparent)]
     #[diagnostic(transparent)]
     Dialect(#[from] dialect::DialectError),
@@ -164,6 +180,12 @@ impl LoadedConfig {
                 path: shown.display().to_string(),
                 message: format!("`max_file_size_mb` must be a positive number of MiB, not {mb}"),
             });
+        }
+        let where_ = shown.display().to_string();
+        check_rule_codes(&file.select, &format!("{where_}: select"))?;
+        check_rule_codes(&file.ignore, &format!("{where_}: ignore"))?;
+        for (glob, codes) in &file.per_file_ignores {
+            check_rule_codes(codes, &format!("{where_}: per-file-ignores \"{glob}\""))?;
         }
         let exclude = globset(&file.exclude, &shown)?;
         let per_path = file
@@ -368,10 +390,39 @@ pub fn resolve_target(name: &str, base: &Path, context: &str) -> Result<Target, 
             })?;
         return target_from_spec(name, &spec, &path.display().to_string());
     }
+    let candidates = c.gpus_starting(name);
+    if candidates.len() > 1 {
+        return Err(ConfigError::AmbiguousTarget {
+            name: name.to_string(),
+            context: format!(" (from {context})"),
+            candidates: candidates
+                .iter()
+                .map(|k| format!("`{k}`"))
+                .collect::<Vec<_>>()
+                .join(", "),
+        });
+    }
+    if let [one] = candidates.as_slice() {
+        return resolve_target(one, base, context);
+    }
     Err(ConfigError::UnknownTarget {
         name: name.to_string(),
         context: format!(" (from {context})"),
     })
+}
+
+/// Checks rule codes and prefixes (`--select`, `ignore = [...]`): an unknown one would turn
+/// rules off without a word, so it is a usage error saying what was meant.
+pub fn check_rule_codes(codes: &[String], source_of: &str) -> Result<(), ConfigError> {
+    for c in codes {
+        if let Err(message) = crate::rules::check_selector(c) {
+            return Err(ConfigError::UnknownRule {
+                source_of: source_of.to_string(),
+                message,
+            });
+        }
+    }
+    Ok(())
 }
 
 fn target_from_spec(name: &str, spec: &TargetSpec, context: &str) -> Result<Target, ConfigError> {
@@ -407,6 +458,8 @@ const CONFIG_NAMES: [&str; 3] = ["hwlint.toml", ".hwlint.toml", "pyproject.toml"
 
 impl ConfigResolver {
     pub fn new(overrides: Overrides) -> Result<ConfigResolver, ConfigError> {
+        check_rule_codes(overrides.select.as_deref().unwrap_or(&[]), "--select")?;
+        check_rule_codes(overrides.ignore.as_deref().unwrap_or(&[]), "--ignore")?;
         let fixed = match (&overrides.config, overrides.no_config) {
             (_, true) => Some(Arc::new(LoadedConfig::empty()?)),
             (Some(p), false) => Some(Arc::new(LoadedConfig::read(p)?.ok_or_else(|| {
@@ -482,11 +535,14 @@ mod tests {
 
     #[test]
     fn a_bare_gpu_name_sets_the_gpu_not_the_count_and_no_host() {
-        let t = resolve_target("H100", Path::new("."), "test").unwrap();
+        let t = resolve_target("H100-SXM", Path::new("."), "test").unwrap();
         assert_eq!(t.gpu.key, "h100-sxm");
         assert_eq!(t.gpus, None);
         assert_eq!(t.host.cpu_cores, None);
         assert!(resolve_target("no-such-gpu", Path::new("."), "test").is_err());
+        // A family name that fits several GPUs picks none of them.
+        let e = resolve_target("H100", Path::new("."), "test").unwrap_err();
+        assert!(e.to_string().contains("`h100-pcie`, `h100-sxm`"), "{e}");
     }
 
     #[test]

@@ -368,3 +368,52 @@ fn a_bounded_option_fires_hw101_only_when_its_least_does_not_fit() {
         "{out}"
     );
 }
+
+/// A typo in a rule code, a count of zero, or a GPU family name that fits several GPUs is a
+/// usage error (exit 2) saying what was meant, never a run that silently checks less.
+#[test]
+fn typos_are_usage_errors_with_a_suggestion() {
+    let d = tempfile::tempdir().unwrap();
+    write(d.path(), "t.yaml", BAD_HF);
+    let err = |c: &mut Command| {
+        let out = c.output().unwrap();
+        (
+            out.status.code().unwrap_or(-1),
+            String::from_utf8_lossy(&out.stderr).into_owned(),
+        )
+    };
+    for (args, want) in [
+        (vec!["--select", "HW999"], "`HW999` is not a rule code"),
+        (vec!["--select", "hw101"], "did you mean `HW101`?"),
+        (
+            vec!["--ignore", "XYZ"],
+            "--ignore: `XYZ` is not a rule code",
+        ),
+        (vec!["--gpus", "0"], "'0' for '--gpus <N>'"),
+        (vec!["--cpu-cores", "0"], "'0' for '--cpu-cores <N>'"),
+        (vec!["--ram-gb", "0"], "not a positive number of GB"),
+        (vec!["--target", "h100"], "could be `h100-pcie`,"),
+    ] {
+        let (code, stderr) = err(hwlint(d.path()).arg("check").args(&args).arg("t.yaml"));
+        assert_eq!(code, 2, "{args:?}: {stderr}");
+        assert!(stderr.contains(want), "{args:?}: {stderr}");
+    }
+    // The same in hwlint.toml, with the file and key named.
+    write(
+        d.path(),
+        "hwlint.toml",
+        "select = [\"HW1\"]\nignore = [\"HW2O2\"]\n",
+    );
+    let (code, stderr) = err(hwlint(d.path()).args(["check", "t.yaml"]));
+    assert_eq!(code, 2, "{stderr}");
+    assert!(stderr.contains("hwlint.toml: ignore: `HW2O2`"), "{stderr}");
+    assert!(stderr.contains("did you mean `HW202`?"), "{stderr}");
+    write(
+        d.path(),
+        "hwlint.toml",
+        "[per-file-ignores]\n\"*.yaml\" = [\"HW3O3\"]\n",
+    );
+    let (code, stderr) = err(hwlint(d.path()).args(["check", "t.yaml"]));
+    assert_eq!(code, 2, "{stderr}");
+    assert!(stderr.contains("per-file-ignores \"*.yaml\""), "{stderr}");
+}

@@ -107,6 +107,19 @@ impl Catalog {
     }
 }
 
+impl Catalog {
+    /// The GPUs whose key a partial name starts (`h100` -> `h100-sxm`, `h100-pcie`): a bare
+    /// family name picks none of them silently.
+    pub fn gpus_starting(&self, name: &str) -> Vec<&str> {
+        let n = normalize(name);
+        self.gpus
+            .iter()
+            .filter(|g| normalize(&g.key).starts_with(&format!("{n}-")))
+            .map(|g| g.key.as_str())
+            .collect()
+    }
+}
+
 fn normalize(s: &str) -> String {
     s.trim()
         .to_ascii_lowercase()
@@ -171,7 +184,7 @@ mod tests {
         }
         assert_eq!(c.gpu("NVIDIA H100 80GB HBM3").unwrap().key, "h100-sxm");
         assert_eq!(c.gpu("Tesla T4").unwrap().key, "t4");
-        assert!(!c.gpu("v100").unwrap().bf16);
+        assert!(!c.gpu("v100-16gb").unwrap().bf16);
         assert_eq!(c.gpu("rtx-4090").unwrap().cc(), (8, 9));
         assert!(c.targets.contains_key("workstation"));
     }

@@ -308,6 +308,51 @@ pub fn by_code(code: &str) -> Option<&'static Rule> {
         .find(|r| r.code.eq_ignore_ascii_case(code) || r.name == code)
 }
 
+/// Whether a `--select`/`ignore` entry names rules: `ALL`, a code, or a prefix of codes
+/// (`HW2`). The error says what was probably meant.
+pub fn check_selector(s: &str) -> Result<(), String> {
+    if s == "ALL" || (s.len() >= 2 && RULES.iter().any(|r| r.code.starts_with(s))) {
+        return Ok(());
+    }
+    let upper = s.trim().to_ascii_uppercase();
+    let fixed = if upper == "ALL" || RULES.iter().any(|r| r.code.starts_with(upper.as_str())) {
+        Some(upper.clone())
+    } else {
+        RULES
+            .iter()
+            .find(|r| r.name.eq_ignore_ascii_case(s.trim()))
+            .map(|r| r.code.to_string())
+            .or_else(|| {
+                // The closest code by edit distance, when it is close.
+                RULES
+                    .iter()
+                    .map(|r| (edit_distance(&upper, r.code), r.code))
+                    .filter(|(d, _)| *d <= 2)
+                    .min()
+                    .map(|(_, c)| c.to_string())
+            })
+    };
+    Err(match fixed {
+        Some(f) => format!("`{s}` is not a rule code or prefix; did you mean `{f}`?"),
+        None => format!("`{s}` is not a rule code or prefix"),
+    })
+}
+
+fn edit_distance(a: &str, b: &str) -> usize {
+    let b: Vec<char> = b.chars().collect();
+    let mut prev: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.chars().enumerate() {
+        let mut cur = vec![i + 1; b.len() + 1];
+        for (j, cb) in b.iter().enumerate() {
+            cur[j + 1] = (prev[j] + usize::from(ca != *cb))
+                .min(prev[j + 1] + 1)
+                .min(cur[j] + 1);
+        }
+        prev = cur;
+    }
+    prev[b.len()]
+}
+
 /// Whether `code` is chosen by `select` (prefixes; empty = all) and not by `ignore`.
 pub fn is_enabled(code: &str, select: &[String], ignore: &[String]) -> bool {
     let matches = |p: &String| {
@@ -345,6 +390,27 @@ mod tests {
         sorted.sort();
         sorted.dedup();
         assert_eq!(codes, sorted);
+    }
+
+    #[test]
+    fn unknown_selectors_say_what_was_meant() {
+        assert!(check_selector("HW101").is_ok());
+        assert!(check_selector("HW2").is_ok());
+        assert!(check_selector("ALL").is_ok());
+        assert!(check_selector("hw101")
+            .unwrap_err()
+            .contains("did you mean `HW101`"));
+        assert!(check_selector("HW999")
+            .unwrap_err()
+            .contains("not a rule code"));
+        assert!(check_selector("HW1011")
+            .unwrap_err()
+            .contains("did you mean `HW101`"));
+        assert!(check_selector("batch-exceeds-vram")
+            .unwrap_err()
+            .contains("`HW101`"));
+        assert!(check_selector("XYZ").is_err());
+        assert!(check_selector("H").is_err());
     }
 
     #[test]
