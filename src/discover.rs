@@ -8,12 +8,33 @@ use crate::syntax::Format;
 
 #[derive(Debug, thiserror::Error, miette::Diagnostic)]
 pub enum DiscoverError {
-    #[error("{0}: no such file or directory")]
-    #[diagnostic(code(hwlint::path))]
-    Missing(String),
+    #[error("{path}: no such file or directory")]
+    #[diagnostic(code(hwlint::path), help("{}", did_you_mean.as_deref().unwrap_or("")))]
+    Missing {
+        path: String,
+        /// For a path that is a command's name misspelt (`hwlint chek`).
+        did_you_mean: Option<String>,
+    },
     #[error(transparent)]
     #[diagnostic(transparent)]
     Config(#[from] ConfigError),
+}
+
+/// The commands; a missing path close to one of them was probably meant as it.
+const COMMANDS: [&str; 6] = ["check", "estimate", "targets", "detect", "rule", "rules"];
+
+/// `did you mean the command ...?` for a missing path that is a misspelt command.
+fn command_meant(path: &Path) -> Option<String> {
+    let p = path.to_str()?;
+    if p.contains(['/', '.']) {
+        return None;
+    }
+    COMMANDS
+        .iter()
+        .map(|c| (crate::rules::edit_distance(p, c), *c))
+        .filter(|(d, c)| *d <= 2 && *d < c.len())
+        .min()
+        .map(|(_, c)| format!("did you mean the command `hwlint {c}`?"))
 }
 
 /// The files to lint under `paths`, sorted. Files named explicitly are kept even when
@@ -29,7 +50,10 @@ pub fn discover(
         // The link itself counts: a dangling or looping symlink named here is linted, and
         // reported as unreadable (HW902), like any file that cannot be read.
         if p.symlink_metadata().is_err() {
-            return Err(DiscoverError::Missing(p.display().to_string()));
+            return Err(DiscoverError::Missing {
+                path: p.display().to_string(),
+                did_you_mean: command_meant(p),
+            });
         }
         if !p.is_dir() {
             if Format::from_path(p).is_some()

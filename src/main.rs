@@ -7,7 +7,7 @@ fn main() -> ExitCode {
     match hwlint::app::run(cli) {
         Ok(code) => ExitCode::from(code),
         Err(report) => {
-            eprintln!("{report:?}");
+            hwlint::app::emit_err(&hwlint::app::error_text(&report));
             ExitCode::from(2)
         }
     }

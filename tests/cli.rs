@@ -417,3 +417,39 @@ fn typos_are_usage_errors_with_a_suggestion() {
     assert_eq!(code, 2, "{stderr}");
     assert!(stderr.contains("per-file-ignores \"*.yaml\""), "{stderr}");
 }
+
+/// Errors are one `error:` line with its help, never a bare `hwlint::...` header; a misspelt
+/// command is suggested; a closed pipe on stderr is no panic.
+#[test]
+fn errors_read_as_errors_and_closed_pipes_end_quietly() {
+    let d = tempfile::tempdir().unwrap();
+    let out = hwlint(d.path()).arg("chek").output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.starts_with("error: chek: no such file or directory"),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("did you mean the command `hwlint check`?"),
+        "{stderr}"
+    );
+    assert!(!stderr.contains("hwlint::"), "{stderr}");
+    let out = hwlint(d.path()).arg("nope").output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!stderr.contains("help:"), "{stderr}");
+    // stderr closed before hwlint writes its error: exit 2, not a panic (101).
+    let bin = assert_cmd::cargo::cargo_bin("hwlint");
+    for _ in 0..20 {
+        let mut child = std::process::Command::new(&bin)
+            .arg("nope")
+            .current_dir(d.path())
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        drop(child.stderr.take());
+        let status = child.wait().unwrap();
+        assert_eq!(status.code(), Some(2), "{status:?}");
+    }
+}

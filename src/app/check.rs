@@ -96,10 +96,10 @@ pub(super) fn check(args: CheckArgs) -> Result<u8, Report> {
     if args.add_ignore {
         let (added, write_failed) = add_ignores(&results, &linted_roots(&paths));
         if !args.quiet {
-            eprintln!(
-                "Added {added} suppression comment{}",
+            super::emit_err(&format!(
+                "Added {added} suppression comment{}\n",
                 if added == 1 { "" } else { "s" }
-            );
+            ));
         }
         return Ok(if write_failed { 2 } else { 0 });
     }
@@ -132,7 +132,7 @@ pub(super) fn check(args: CheckArgs) -> Result<u8, Report> {
                 &mut written,
             ) {
                 // Reported, and the file is shown as it still is on disk; the run goes on.
-                eprintln!("error: {e}");
+                super::emit_err(&format!("error: {e}\n"));
                 failed = true;
                 *r = unfixed(r);
             }
@@ -163,7 +163,7 @@ pub(super) fn check(args: CheckArgs) -> Result<u8, Report> {
             args.diff,
         );
         if args.diff || args.output_file.is_some() {
-            eprintln!("{line}");
+            super::emit_err(&format!("{line}\n"));
         } else {
             emit(&format!("{line}\n"))?;
         }
@@ -283,7 +283,7 @@ fn add_ignores(results: &[FileResult], roots: &[PathBuf]) -> (usize, bool) {
         match write_fixed(&r.path, &r.input_bytes(), &new, roots, &mut written) {
             Ok(()) => total += fix.edits.len(),
             Err(e) => {
-                eprintln!("error: {e}");
+                super::emit_err(&format!("error: {e}\n"));
                 failed = true;
             }
         }
@@ -346,7 +346,7 @@ fn check_stdin(
     let rendered = render(format, &results, args);
     if args.fix {
         emit(&String::from_utf8_lossy(&results[0].output_bytes()))?;
-        eprint!("{rendered}");
+        super::emit_err(&rendered);
     } else {
         emit(&rendered)?;
     }

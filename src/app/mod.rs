@@ -37,6 +37,31 @@ pub fn run(cli: Cli) -> Result<u8, Report> {
     }
 }
 
+/// Writes to stderr; a closed pipe (`hwlint nope 2>&1 | head -1`) is ignored, never a panic
+/// (`eprintln!` panics when stderr is gone).
+pub fn emit_err(text: &str) {
+    let mut err = std::io::stderr().lock();
+    let _ = err.write_all(text.as_bytes()).and_then(|_| err.flush());
+}
+
+/// An error as the command line prints it: `error: ...`, its causes and its help, without
+/// miette's diagnostic-code header line.
+pub fn error_text(report: &Report) -> String {
+    let mut out = format!("error: {report}");
+    for cause in report.chain().skip(1) {
+        out.push_str(&format!("\n  caused by: {cause}"));
+    }
+    if let Some(help) = report
+        .help()
+        .map(|h| h.to_string())
+        .filter(|h| !h.is_empty())
+    {
+        out.push_str(&format!("\n  help: {help}"));
+    }
+    out.push('\n');
+    out
+}
+
 /// Writes to stdout; a closed pipe (`hwlint | head`) ends quietly.
 pub(crate) fn emit(text: &str) -> Result<(), Report> {
     let mut out = std::io::stdout().lock();
@@ -97,7 +122,7 @@ fn detect(args: DetectArgs) -> Result<u8, Report> {
     match &args.write {
         Some(path) => {
             detect::write_into_config(path, &table).map_err(|e| miette::miette!("{e}"))?;
-            eprintln!("wrote [target] to {}", path.display());
+            emit_err(&format!("wrote [target] to {}\n", path.display()));
         }
         None => emit(&table)?,
     }
