@@ -453,3 +453,19 @@ fn errors_read_as_errors_and_closed_pipes_end_quietly() {
         assert_eq!(status.code(), Some(2), "{status:?}");
     }
 }
+
+/// A path with nothing hwlint reads says so (as ruff does) and exits 0.
+#[test]
+fn no_files_to_check_is_a_warning() {
+    let d = tempfile::tempdir().unwrap();
+    write(d.path(), "notes.md", "# notes\n");
+    let out = hwlint(d.path()).args(["check", "."]).output().unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("warning: no files to check"), "{stderr}");
+    let out = hwlint(d.path())
+        .args(["check", "--quiet", "."])
+        .output()
+        .unwrap();
+    assert!(out.stderr.is_empty());
+}

@@ -77,6 +77,12 @@ pub(super) fn check(args: CheckArgs) -> Result<u8, Report> {
         args.paths.clone()
     };
     let files = discover(&paths, &configs, args.force_exclude)?;
+    if files.is_empty() && !args.quiet {
+        // As ruff says it: nothing was checked, which "All checks passed" alone would hide.
+        super::emit_err(
+            "warning: no files to check under the given paths (hwlint reads .yaml .yml .toml .json .jsonc .py .rs .sh .bash)\n",
+        );
+    }
     let results: Vec<FileResult> = files
         .par_iter()
         .map(|path| {
