@@ -26,12 +26,11 @@ pub struct Target {
 impl Target {
     /// `1 x rtx-4090 (23.6 GiB), 16 cores, 64 GB RAM`.
     pub fn describe(&self) -> String {
-        let mut s = format!(
-            "{} x {} ({:.1} GiB)",
-            self.gpus.unwrap_or(1),
-            self.gpu.key,
-            self.gpu.vram_gib()
-        );
+        // A bare GPU name says which GPU, not how many (DESIGN.md "World size").
+        let mut s = match self.gpus {
+            Some(n) => format!("{n} x {} ({:.1} GiB)", self.gpu.key, self.gpu.vram_gib()),
+            None => format!("{} ({:.1} GiB)", self.gpu.key, self.gpu.vram_gib()),
+        };
         if let Some(c) = self.host.cpu_cores {
             s.push_str(&format!(", {c} cores"));
         }

@@ -140,7 +140,11 @@ impl Context<'_> {
         self.target.gpus.map(|g| {
             (
                 i64::from(g),
-                format!("the {g} GPUs of target {}", self.target.name),
+                format!(
+                    "the {g} GPU{} of target {}",
+                    if g == 1 { "" } else { "s" },
+                    self.target.name
+                ),
             )
         })
     }

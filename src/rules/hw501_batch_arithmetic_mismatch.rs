@@ -34,9 +34,10 @@
 //! ```
 //!
 //! ## Fix safety
-//! Safe where the global batch is the derived side and the world size is known: it is set to
-//! micro-batch x accumulation x data-parallel size. Otherwise no fix: which side is wrong is the
-//! author's call.
+//! Unsafe, and only where the global batch is the derived side and the world size is known: it
+//! is set to micro-batch x accumulation x data-parallel size, which changes the batch the
+//! optimizer steps on (and so the learning-rate scale the recipe was tuned for). Otherwise no
+//! fix: which side is wrong is the author's call.
 
 use super::{Context, Violation};
 use crate::dialect::Concept;
@@ -137,23 +138,26 @@ fn own_arithmetic(ctx: &Context) -> Vec<Violation> {
             let fix = ctx.set(
                 Concept::GlobalBatch,
                 NewValue::Int(fixed),
-                Applicability::Safe,
+                // The global batch is what the optimizer sees: changing it is never safe.
+                Applicability::Unsafe,
                 format!("set `{}` to {fixed}", global_set.origin.key()),
             );
             violation(
                 format!(
-                    "{} {global} != {} {micro}{accum_text} x {ws} processes ({ws_source}) = {fixed}",
+                    "{} {global} != {} {micro}{accum_text} x {} ({ws_source}) = {fixed}",
                     global_set.origin.describe(),
                     micro_set.origin.describe(),
+                    super::processes(ws),
                 ),
                 fix,
             )
         }
         (None, Some((ws, ws_source))) if global % (micro * ws) != 0 => violation(
             format!(
-                "{} {global} is not divisible by {} {micro} x {ws} processes ({ws_source}) = {}: no whole gradient accumulation gives it",
+                "{} {global} is not divisible by {} {micro} x {} ({ws_source}) = {}: no whole gradient accumulation gives it",
                 global_set.origin.describe(),
                 micro_set.origin.describe(),
+                super::processes(ws),
                 micro * ws
             ),
             None,

@@ -353,6 +353,11 @@ pub fn edit_distance(a: &str, b: &str) -> usize {
     prev[b.len()]
 }
 
+/// `1 process`, `8 processes`.
+pub(crate) fn processes(n: i64) -> String {
+    format!("{n} process{}", if n == 1 { "" } else { "es" })
+}
+
 /// Whether `code` is chosen by `select` (prefixes; empty = all) and not by `ignore`.
 pub fn is_enabled(code: &str, select: &[String], ignore: &[String]) -> bool {
     let matches = |p: &String| {
