@@ -461,7 +461,12 @@ fn target_text(results: &[FileResult], configs: &ConfigResolver) -> Result<Strin
     if targets.any(|t| *t != first) {
         return Ok("varies per file (hwlint.toml per-path)".into());
     }
-    let mut s = format!("{}: {}", first.name, first.describe());
+    // A bare GPU name is its own description (`target rtx-4090 (23.6 GiB)`).
+    let mut s = if first.describe().starts_with(&format!("{} (", first.name)) {
+        first.describe()
+    } else {
+        format!("{}: {}", first.name, first.describe())
+    };
     if first.is_default {
         s.push_str(" (default)");
     }
