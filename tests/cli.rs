@@ -2,23 +2,12 @@
 //! per-path targets, files that are not training configs, broken files.
 
 use std::fs;
-use std::path::Path;
 
 use assert_cmd::Command;
 
-fn hwlint(dir: &Path) -> Command {
-    let mut c = Command::cargo_bin("hwlint").unwrap();
-    c.current_dir(dir)
-        .env("NO_COLOR", "1")
-        .env_remove("GITHUB_ACTIONS");
-    c
-}
-
-fn write(dir: &Path, rel: &str, text: &str) {
-    let p = dir.join(rel);
-    fs::create_dir_all(p.parent().unwrap()).unwrap();
-    fs::write(p, text).unwrap();
-}
+#[path = "support/cli.rs"]
+mod support;
+use support::{hwlint, write};
 
 const BAD_HF: &str = "# HF Trainer args\nper_device_train_batch_size: 8\ngradient_accumulation_steps: 2\nmax_steps: 100\nsave_steps: 500   # copied\nlearning_rate: 2.0e-5\n";
 const BAD_LEROBOT: &str = "{\n  \"dataset\": {\"repo_id\": \"lerobot/pusht\"},\n  \"policy\": {\"type\": \"diffusion\"},\n  \"batch_size\": 64,\n  \"steps\": 200000,\n  \"num_workers\": 0,\n  \"save_freq\": 20000\n}\n";

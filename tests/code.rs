@@ -7,19 +7,9 @@ use std::path::Path;
 
 use assert_cmd::Command;
 
-fn hwlint(dir: &Path) -> Command {
-    let mut c = Command::cargo_bin("hwlint").unwrap();
-    c.current_dir(dir)
-        .env("NO_COLOR", "1")
-        .env_remove("GITHUB_ACTIONS");
-    c
-}
-
-fn write(dir: &Path, rel: &str, text: &str) {
-    let p = dir.join(rel);
-    fs::create_dir_all(p.parent().unwrap()).unwrap();
-    fs::write(p, text).unwrap();
-}
+#[path = "support/cli.rs"]
+mod support;
+use support::{hwlint, write};
 
 fn run(c: &mut Command) -> (i32, String) {
     let out = c.output().unwrap();

@@ -261,18 +261,9 @@ impl Scanner<'_> {
                 }
                 b'`' => {
                     flush(&mut lit, &mut pieces);
-                    self.i += 1;
-                    let end = self.text[self.i..]
-                        .find('`')
-                        .map_or(self.bytes.len(), |k| self.i + k);
-                    self.i = (end + 1).min(self.bytes.len());
-                    pieces.push(Piece::Dynamic);
+                    pieces.push(self.backticks());
                 }
-                _ => {
-                    let ch = self.text[self.i..].chars().next().unwrap_or(' ');
-                    lit.push(ch);
-                    self.i += ch.len_utf8();
-                }
+                _ => self.literal_char(&mut lit),
             }
         }
         flush(&mut lit, &mut pieces);
@@ -305,19 +296,8 @@ impl Scanner<'_> {
                     }
                     pieces.push(self.dollar());
                 }
-                b'`' => {
-                    self.i += 1;
-                    let end = self.text[self.i..]
-                        .find('`')
-                        .map_or(self.bytes.len(), |k| self.i + k);
-                    self.i = (end + 1).min(self.bytes.len());
-                    pieces.push(Piece::Dynamic);
-                }
-                _ => {
-                    let ch = self.text[self.i..].chars().next().unwrap_or(' ');
-                    lit.push(ch);
-                    self.i += ch.len_utf8();
-                }
+                b'`' => pieces.push(self.backticks()),
+                _ => self.literal_char(&mut lit),
             }
         }
         // `""` is an empty string, still a quoted piece.
@@ -327,6 +307,23 @@ impl Scanner<'_> {
                 quoted: Some('"'),
             });
         }
+    }
+
+    /// A `` `command` `` substitution starting here: only the shell knows its output.
+    fn backticks(&mut self) -> Piece {
+        self.i += 1;
+        let end = self.text[self.i..]
+            .find('`')
+            .map_or(self.bytes.len(), |k| self.i + k);
+        self.i = (end + 1).min(self.bytes.len());
+        Piece::Dynamic
+    }
+
+    /// Takes the character here into `lit` (whole, however many bytes it has).
+    fn literal_char(&mut self, lit: &mut String) {
+        let ch = self.text[self.i..].chars().next().unwrap_or(' ');
+        lit.push(ch);
+        self.i += ch.len_utf8();
     }
 
     /// An expansion starting at `$`.
