@@ -458,3 +458,28 @@ fn no_files_to_check_is_a_warning() {
         .unwrap();
     assert!(out.stderr.is_empty());
 }
+
+/// The full format wraps at the terminal's width (`COLUMNS` here), not at a fixed 100 that
+/// breaks words on an 80-column terminal.
+#[test]
+fn the_full_format_wraps_at_the_width_it_is_given() {
+    let d = tempfile::tempdir().unwrap();
+    write(d.path(), "t.yaml", BAD_HF);
+    let widest = |columns: Option<&str>| {
+        let mut c = hwlint(d.path());
+        c.args(["check", "--output-format", "full", "t.yaml"]);
+        if let Some(w) = columns {
+            c.env("COLUMNS", w);
+        }
+        let out = String::from_utf8(c.output().unwrap().stdout).unwrap();
+        // The summary line is one line at any width, as ruff's is.
+        out.lines()
+            .filter(|l| !l.starts_with("Found "))
+            .map(|l| l.chars().count())
+            .max()
+            .unwrap()
+    };
+    assert!(widest(Some("60")) <= 60);
+    let wide = widest(None);
+    assert!(wide > 60 && wide <= 100, "{wide}");
+}

@@ -29,9 +29,12 @@ fn default_format() -> OutputFormat {
 
 fn render(format: OutputFormat, results: &[FileResult], args: &CheckArgs) -> String {
     match format {
-        OutputFormat::Full => {
-            report::render_full(results, use_color(args.color), args.unsafe_fixes)
-        }
+        OutputFormat::Full => report::render_full_at(
+            results,
+            use_color(args.color),
+            args.unsafe_fixes,
+            report::output_width(),
+        ),
         OutputFormat::Concise => report::render_concise(results, args.unsafe_fixes),
         OutputFormat::Json => report::render_json(results),
         OutputFormat::JsonLines => report::render_json_lines(results),

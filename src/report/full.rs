@@ -187,14 +187,47 @@ impl miette::Diagnostic for Rendered<'_> {
     }
 }
 
+/// Columns the full format wraps at when the output is not a terminal (a file, a pipe, a
+/// snapshot).
+pub const DEFAULT_WIDTH: usize = 100;
+
+/// The width to wrap at: `COLUMNS` when set, else the terminal's, else [`DEFAULT_WIDTH`]. A
+/// fixed 100 breaks words on an 80-column terminal.
+pub fn output_width() -> usize {
+    use std::io::IsTerminal;
+    let from_env = std::env::var("COLUMNS")
+        .ok()
+        .and_then(|c| c.trim().parse::<usize>().ok());
+    let from_terminal = || {
+        std::io::stdout()
+            .is_terminal()
+            .then(|| terminal_size::terminal_size().map(|(w, _)| usize::from(w.0)))
+            .flatten()
+    };
+    from_env
+        .or_else(from_terminal)
+        .unwrap_or(DEFAULT_WIDTH)
+        .clamp(40, 1000)
+}
+
 pub fn render_full(results: &[FileResult], color: bool, unsafe_enabled: bool) -> String {
+    render_full_at(results, color, unsafe_enabled, DEFAULT_WIDTH)
+}
+
+/// [`render_full`] wrapped at `width` columns.
+pub fn render_full_at(
+    results: &[FileResult],
+    color: bool,
+    unsafe_enabled: bool,
+    width: usize,
+) -> String {
     let theme = if color {
         GraphicalTheme::unicode()
     } else {
         GraphicalTheme::unicode_nocolor()
     };
     let handler = GraphicalReportHandler::new_themed(theme)
-        .with_width(100)
+        .with_width(width)
         .with_links(false);
     let mut out = String::new();
     for r in results {

@@ -13,7 +13,7 @@ use crate::lint::FileResult;
 
 pub use concise::render_concise;
 pub use estimate::{render_estimate, render_estimate_json};
-pub use full::render_full;
+pub use full::{output_width, render_full, render_full_at};
 pub use github::render_github;
 pub use json::{render_json, render_json_lines};
 pub use sarif::render_sarif;

@@ -5,12 +5,14 @@ use std::path::Path;
 
 use assert_cmd::Command;
 
-/// The hwlint binary, run in `dir`, without colour and outside GitHub Actions.
+/// The hwlint binary, run in `dir`, without colour, outside GitHub Actions, and at the
+/// default width (a `COLUMNS` exported by the caller's shell would change the wrapping).
 pub fn hwlint(dir: &Path) -> Command {
     let mut c = Command::cargo_bin("hwlint").unwrap();
     c.current_dir(dir)
         .env("NO_COLOR", "1")
-        .env_remove("GITHUB_ACTIONS");
+        .env_remove("GITHUB_ACTIONS")
+        .env_remove("COLUMNS");
     c
 }
 
