@@ -41,6 +41,10 @@
 mod edit;
 mod tree;
 
+use ruff_python_ast::visitor::source_order::{SourceOrderVisitor, TraversalSignal};
+use ruff_python_ast::{self as ast, AnyNodeRef};
+use ruff_text_size::Ranged;
+
 use super::{Document, Format, ParseError, MAX_DEPTH};
 
 pub use edit::{insert_argument, replace_literal};
@@ -50,20 +54,62 @@ pub fn parse(text: &str) -> Result<Document, ParseError> {
     if let Some(at) = nested_too_deep(text) {
         return Err(ParseError::too_deep(at));
     }
-    let parsed = ruff_python_parser::parse_module(text).map_err(|e| {
+    let parsed =
+        ruff_python_parser::parse_unchecked_source(text, ruff_python_ast::PySourceType::Python);
+    if let Some(at) = tree_too_deep(parsed.syntax()) {
+        // Brackets are not the only nesting: `1 + 1 + ...`, `- - 1`, `a.b.c...` and f-string
+        // fields nest without them. Dropping such a tree recurses once per level, so a hostile
+        // file's tree is leaked rather than dropped (the parser itself grows its own stack).
+        std::mem::forget(parsed);
+        return Err(ParseError::too_deep(at));
+    }
+    if let Some(e) = parsed.errors().first() {
         let start = usize::from(e.location.start()).min(text.len());
         let end = usize::from(e.location.end()).clamp(start, text.len());
-        ParseError {
+        return Err(ParseError {
             message: e.error.to_string(),
             span: start..end,
-        }
-    })?;
+        });
+    }
     let roots = tree::build(text, &parsed.syntax().body);
     Ok(Document {
         format: Format::Python,
         roots,
         duplicates: Vec::new(),
     })
+}
+
+/// Where statements and expressions nest deeper than twice [`MAX_DEPTH`] (a call's callee and
+/// operators add levels that brackets do not show), found without recursing past that depth.
+fn tree_too_deep(module: &ast::ModModule) -> Option<usize> {
+    struct Depth {
+        depth: usize,
+        at: Option<usize>,
+    }
+    impl<'a> SourceOrderVisitor<'a> for Depth {
+        fn enter_node(&mut self, node: AnyNodeRef<'a>) -> TraversalSignal {
+            // `leave_node` follows every `enter_node`, skipped or not.
+            if node.is_statement() || node.is_expression() {
+                self.depth += 1;
+                if self.depth > 2 * MAX_DEPTH && self.at.is_none() {
+                    self.at = Some(usize::from(node.start()));
+                }
+            }
+            if self.at.is_some() {
+                TraversalSignal::Skip
+            } else {
+                TraversalSignal::Traverse
+            }
+        }
+        fn leave_node(&mut self, node: AnyNodeRef<'a>) {
+            if node.is_statement() || node.is_expression() {
+                self.depth -= 1;
+            }
+        }
+    }
+    let mut v = Depth { depth: 0, at: None };
+    v.visit_body(&module.body);
+    v.at
 }
 
 /// Where brackets nest deeper than [`MAX_DEPTH`] (the parser and every walk of its tree
