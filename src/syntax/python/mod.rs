@@ -13,7 +13,9 @@
 //!     the calls, so an assignment wins a clash);
 //!   - `args`: argparse defaults, `add_argument("--batch-size", type=int, default=64)` giving
 //!     `batch_size` (the `dest`), key span on the option string, value the `default` expression;
-//!   - `env`: `os.environ["X"] = "v"`, `os.environ.setdefault("X", "v")` giving `X`.
+//!   - `env`: `os.environ["X"] = "v"`, `os.environ.setdefault("X", "v")`,
+//!     `os.environ.update({"X": "v"})` / `update(X="v")` giving `X` (also through
+//!     `from os import environ`).
 //! * `roots[1..]`: each call with a `name=` string keyword that is an element of a module-level
 //!   list or tuple (openpi's `_CONFIGS = [TrainConfig(name="pi0_libero", ...), ...]`): one
 //!   training setup each. Such calls (and the calls inside them) are not also collected into

@@ -203,3 +203,47 @@ fn keyword_arguments_are_added_in_the_call_layout() {
     };
     assert!(insert_argument(src, call, map, &["num_workers"], &NewValue::Int(4)).is_none());
 }
+
+#[test]
+fn environment_updates_and_imported_environ() {
+    let src = r#"
+import os
+from os import environ
+os.environ.update({"NCCL_DEBUG": "INFO", "OMP_NUM_THREADS": "8"})
+os.environ.update(TOKENIZERS_PARALLELISM="false")
+environ["CUDA_VISIBLE_DEVICES"] = "0,1"
+"#;
+    let m = &module(src)[0];
+    assert_eq!(text_at(m, &["env", "NCCL_DEBUG"]), Some("INFO"));
+    assert_eq!(text_at(m, &["env", "OMP_NUM_THREADS"]), Some("8"));
+    assert_eq!(
+        text_at(m, &["env", "TOKENIZERS_PARALLELISM"]),
+        Some("false")
+    );
+    assert_eq!(text_at(m, &["env", "CUDA_VISIBLE_DEVICES"]), Some("0,1"));
+    let key = m.get_entry_path(&["env", "NCCL_DEBUG"]).unwrap();
+    assert_eq!(&src[key.key_span.clone()], "\"NCCL_DEBUG\"");
+    // `dict.update` on anything else is no environment.
+    assert!(module("cfg.update({\"A\": 1})\n")[0]
+        .get_path(&["env", "A"])
+        .is_none());
+}
+
+#[test]
+fn keywords_are_never_argument_names_and_control_characters_are_escaped() {
+    let src = "x = f(a=1)\n";
+    let m = &module(src)[0];
+    let call = m.get_path(&["x"]).unwrap();
+    let NodeKind::Map(map) = &call.kind else {
+        panic!()
+    };
+    for kw in ["class", "None", "lambda"] {
+        assert!(insert_argument(src, call, map, &[kw], &NewValue::Int(1)).is_none());
+    }
+    // Soft keywords are ordinary names in an argument list.
+    assert!(insert_argument(src, call, map, &["match"], &NewValue::Int(1)).is_some());
+    let e = insert_argument(src, call, map, &["s"], &NewValue::Str("a\0b\u{1b}".into())).unwrap();
+    let out = apply(src, &e);
+    assert_eq!(out, "x = f(a=1, s=\"a\\u0000b\\u001b\")\n");
+    assert_eq!(text_at(&module(&out)[0], &["x", "s"]), Some("a\0b\u{1b}"));
+}

@@ -356,6 +356,24 @@ impl<'a> Visitor<'a> for Calls<'_, '_, 'a> {
                             }
                         }
                     }
+                    // `os.environ.update({"X": "v"})`, `os.environ.update(X="v")`
+                    Some("update") if matches!(&*c.func, Expr::Attribute(a) if is_environ(&a.value)) =>
+                    {
+                        if let Some(Expr::Dict(d)) = c.arguments.args.first() {
+                            for item in &d.items {
+                                if let Some(k) = &item.key {
+                                    if let Some(name) = str_lit(k) {
+                                        facts.env.push((name.to_string(), span(k), &item.value));
+                                    }
+                                }
+                            }
+                        }
+                        for k in c.arguments.keywords.iter() {
+                            if let Some(arg) = &k.arg {
+                                facts.env.push((arg.id.to_string(), span(arg), &k.value));
+                            }
+                        }
+                    }
                     _ => {}
                 }
                 let binding = self.binding.take().or_else(|| self.pass.function.clone());
