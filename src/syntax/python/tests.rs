@@ -247,3 +247,33 @@ fn keywords_are_never_argument_names_and_control_characters_are_escaped() {
     assert_eq!(out, "x = f(a=1, s=\"a\\u0000b\\u001b\")\n");
     assert_eq!(text_at(&module(&out)[0], &["x", "s"]), Some("a\0b\u{1b}"));
 }
+
+#[test]
+fn a_name_bound_more_than_once_anywhere_at_module_level_is_unknown() {
+    let src = r#"
+import os
+A = 8
+A += 8
+B, C = 1, 2
+C = 3
+D = 4
+for D in range(2):
+    pass
+E = 5
+def bump():
+    global E
+    E = 6
+F = 7
+if __name__ == "__main__":
+    F = 70
+    G = 9
+    loader = DataLoader(ds, a=A, c=C, d=D, e=E, f=F, g=G, os=os)
+"#;
+    let m = &module(src)[0];
+    for k in ["a", "c", "d", "e", "f", "os"] {
+        let n = m.get_path(&["DataLoader", k]).unwrap();
+        assert_eq!(n.as_scalar().unwrap().kind, ScalarKind::CustomTag, "{k}");
+    }
+    // Bound once, in a block at module level: its value.
+    assert_eq!(text_at(m, &["DataLoader", "g"]), Some("9"));
+}

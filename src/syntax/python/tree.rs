@@ -63,6 +63,9 @@ struct Site<'a> {
 struct Facts<'a> {
     /// Module-level names and every value assigned to them.
     bound: HashMap<String, Vec<&'a Expr>>,
+    /// Module-level names bound otherwise than by a plain assignment (or `global` in a
+    /// function): never resolved.
+    rebound: HashSet<String>,
     /// How often each name is read.
     uses: HashMap<String, usize>,
     /// Names bound to `parser.parse_args()` (anywhere).
@@ -114,25 +117,9 @@ impl<'a> FirstPass<'_, 'a> {
     fn module(&mut self, body: &'a [Stmt]) {
         for stmt in body {
             match stmt {
-                Stmt::Assign(a) => {
-                    for t in &a.targets {
-                        if let Expr::Name(n) = t {
-                            self.facts
-                                .bound
-                                .entry(n.id.to_string())
-                                .or_default()
-                                .push(&a.value);
-                        }
-                    }
-                    self.named_lists(&a.value);
-                }
+                Stmt::Assign(a) => self.named_lists(&a.value),
                 Stmt::AnnAssign(a) => {
-                    if let (Expr::Name(n), Some(v)) = (&*a.target, &a.value) {
-                        self.facts
-                            .bound
-                            .entry(n.id.to_string())
-                            .or_default()
-                            .push(v);
+                    if let Some(v) = &a.value {
                         self.named_lists(v);
                     }
                 }
@@ -142,7 +129,116 @@ impl<'a> FirstPass<'_, 'a> {
                 _ => {}
             }
         }
+        self.bindings(body, 0);
         self.body(body);
+    }
+
+    /// Every module-level binding, in blocks too (`if __name__ == "__main__":`): a name bound
+    /// by one plain assignment reads as its value; any other binding (a second assignment,
+    /// `+=`, unpacking, a loop or `with` target, an import, a `def`) makes it unknown.
+    fn bindings(&mut self, body: &'a [Stmt], depth: usize) {
+        if depth > MAX_DEPTH {
+            return;
+        }
+        for stmt in body {
+            match stmt {
+                Stmt::Assign(a) => {
+                    for t in &a.targets {
+                        match t {
+                            Expr::Name(n) => self
+                                .facts
+                                .bound
+                                .entry(n.id.to_string())
+                                .or_default()
+                                .push(&a.value),
+                            other => self.rebound(other),
+                        }
+                    }
+                }
+                Stmt::AnnAssign(a) => match (&*a.target, &a.value) {
+                    (Expr::Name(n), Some(v)) => {
+                        self.facts
+                            .bound
+                            .entry(n.id.to_string())
+                            .or_default()
+                            .push(v);
+                    }
+                    (_, None) => {}
+                    (other, Some(_)) => self.rebound(other),
+                },
+                Stmt::AugAssign(a) => self.rebound(&a.target),
+                Stmt::For(f) => {
+                    self.rebound(&f.target);
+                    self.bindings(&f.body, depth + 1);
+                    self.bindings(&f.orelse, depth + 1);
+                }
+                Stmt::While(w) => {
+                    self.bindings(&w.body, depth + 1);
+                    self.bindings(&w.orelse, depth + 1);
+                }
+                Stmt::If(i) => {
+                    self.bindings(&i.body, depth + 1);
+                    for c in &i.elif_else_clauses {
+                        self.bindings(&c.body, depth + 1);
+                    }
+                }
+                Stmt::With(w) => {
+                    for item in &w.items {
+                        if let Some(v) = &item.optional_vars {
+                            self.rebound(v);
+                        }
+                    }
+                    self.bindings(&w.body, depth + 1);
+                }
+                Stmt::Try(t) => {
+                    self.bindings(&t.body, depth + 1);
+                    for h in &t.handlers {
+                        let ast::ExceptHandler::ExceptHandler(h) = h;
+                        self.bindings(&h.body, depth + 1);
+                    }
+                    self.bindings(&t.orelse, depth + 1);
+                    self.bindings(&t.finalbody, depth + 1);
+                }
+                Stmt::Match(m) => {
+                    for c in &m.cases {
+                        self.bindings(&c.body, depth + 1);
+                    }
+                }
+                Stmt::Import(i) => {
+                    for a in &i.names {
+                        let name = a.asname.as_ref().unwrap_or(&a.name).id.as_str();
+                        let first = name.split('.').next().unwrap_or(name);
+                        self.facts.rebound.insert(first.to_string());
+                    }
+                }
+                Stmt::ImportFrom(i) => {
+                    for a in &i.names {
+                        let name = a.asname.as_ref().unwrap_or(&a.name);
+                        self.facts.rebound.insert(name.id.to_string());
+                    }
+                }
+                Stmt::FunctionDef(f) => {
+                    self.facts.rebound.insert(f.name.id.to_string());
+                }
+                Stmt::ClassDef(c) => {
+                    self.facts.rebound.insert(c.name.id.to_string());
+                }
+                _ => {}
+            }
+        }
+    }
+
+    /// The names an assignment target other than a plain name binds (`a, *b = ...`).
+    fn rebound(&mut self, target: &Expr) {
+        match target {
+            Expr::Name(n) => {
+                self.facts.rebound.insert(n.id.to_string());
+            }
+            Expr::Tuple(t) => t.elts.iter().for_each(|e| self.rebound(e)),
+            Expr::List(l) => l.elts.iter().for_each(|e| self.rebound(e)),
+            Expr::Starred(s) => self.rebound(&s.value),
+            _ => {}
+        }
     }
 
     /// Lists (or tuples) of calls with a `name=` string: each such call is a setup.
@@ -269,6 +365,12 @@ impl<'a> FirstPass<'_, 'a> {
                 self.body(&t.finalbody);
             }
             Stmt::Expr(e) => self.exprs(&e.value, None),
+            // A function that rebinds a module-level name makes its value unknown.
+            Stmt::Global(g) => {
+                for n in &g.names {
+                    self.facts.rebound.insert(n.id.to_string());
+                }
+            }
             _ => {}
         }
         self.depth -= 1;
@@ -708,6 +810,9 @@ impl Builder<'_, '_> {
 
     /// A name bound once at module level reads as its value.
     fn named(&self, name: &str, e: &Expr, depth: usize) -> Node {
+        if self.facts.rebound.contains(name) {
+            return self.unknown(e);
+        }
         let Some([value]) = self.facts.bound.get(name).map(Vec::as_slice) else {
             return self.unknown(e);
         };
