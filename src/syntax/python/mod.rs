@@ -31,7 +31,9 @@
 //! * a name bound once at module level (by one plain assignment, in a block such as
 //!   `if __name__ == "__main__":` too): its value's node (`shared` when the name is used more
 //!   than once, since editing it changes every use); a name bound again in any other way (`+=`,
-//!   unpacking, a loop or `with` target, an import, `global` in a function) is unknown; `args.x` where `args` came from
+//!   unpacking, a loop or `with` target, an import, `global` in a function) is unknown;
+//!   in a function, its own names hide the module's: a parameter or a name it binds otherwise
+//!   is unknown, one it binds by one plain assignment reads as that value; `args.x` where `args` came from
 //!   `parse_args()`: the argparse default of `x`, tagged `arg:x`;
 //! * `os.environ.get("X", d)`, `os.getenv("X", d)`, `os.environ["X"]`: the default `d` (unknown
 //!   without one), tagged `env:X` and never edited: a launch script that sets `X` replaces it;

@@ -277,3 +277,43 @@ if __name__ == "__main__":
     // Bound once, in a block at module level: its value.
     assert_eq!(text_at(m, &["DataLoader", "g"]), Some("9"));
 }
+
+#[test]
+fn a_function_s_own_names_hide_the_module_s() {
+    let src = r#"
+batch_size = 8
+workers = 2
+def train(batch_size):
+    workers = 4
+    pin = True
+    for epoch in range(3):
+        pass
+    loader = DataLoader(ds, batch_size=batch_size, num_workers=workers, pin_memory=pin, e=epoch)
+def evaluate():
+    return DataLoader(ds, batch_size=batch_size)
+"#;
+    let m = &module(src)[0];
+    // The train-bound loader: a parameter and a loop variable are unknown, locals resolve.
+    let n = |k: &str| m.get_path(&["DataLoader", k]).unwrap();
+    assert_eq!(
+        n("batch_size").as_scalar().unwrap().kind,
+        ScalarKind::CustomTag
+    );
+    assert_eq!(n("e").as_scalar().unwrap().kind, ScalarKind::CustomTag);
+    assert_eq!(
+        n("num_workers").as_scalar().unwrap().kind,
+        ScalarKind::Int(4)
+    );
+    assert_eq!(&src[n("num_workers").span.clone()], "4");
+    assert_eq!(
+        n("pin_memory").as_scalar().unwrap().kind,
+        ScalarKind::Bool(true)
+    );
+    // A function without its own `batch_size` reads the module's.
+    let src2 =
+        "batch_size = 8\ndef evaluate():\n    return DataLoader(ds, batch_size=batch_size)\n";
+    assert_eq!(
+        text_at(&module(src2)[0], &["DataLoader", "batch_size"]),
+        Some("8")
+    );
+}
