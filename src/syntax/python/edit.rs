@@ -5,6 +5,15 @@ use crate::fix::Edit;
 use crate::syntax::edit::NewValue;
 use crate::syntax::{line_start_of, Map, MapStyle, Node, NodeKind, Quote, ScalarKind};
 
+/// Python's hard keywords: `f(class=1)` is a syntax error (soft keywords such as `match` and
+/// `type` are fine as argument names).
+const KEYWORDS: [&str; 35] = [
+    "False", "None", "True", "and", "as", "assert", "async", "await", "break", "class", "continue",
+    "def", "del", "elif", "else", "except", "finally", "for", "from", "global", "if", "import",
+    "in", "is", "lambda", "nonlocal", "not", "or", "pass", "raise", "return", "try", "while",
+    "with", "yield",
+];
+
 /// A Python string literal with the given quote.
 fn quoted(s: &str, q: char) -> String {
     let mut out = String::with_capacity(s.len() + 2);
@@ -19,6 +28,9 @@ fn quoted(s: &str, q: char) -> String {
                 out.push('\\');
                 out.push(c);
             }
+            // Python source may not hold a NUL byte, and other control characters would be
+            // invisible in a reviewed diff.
+            c if c.is_control() => out.push_str(&format!("\\u{:04x}", u32::from(c))),
             c => out.push(c),
         }
     }
@@ -121,6 +133,7 @@ pub fn insert_argument(
         MapStyle::Call => {
             if !key.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
                 || key.starts_with(|c: char| c.is_ascii_digit())
+                || KEYWORDS.contains(key)
             {
                 return None;
             }

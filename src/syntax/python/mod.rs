@@ -13,7 +13,9 @@
 //!     the calls, so an assignment wins a clash);
 //!   - `args`: argparse defaults, `add_argument("--batch-size", type=int, default=64)` giving
 //!     `batch_size` (the `dest`), key span on the option string, value the `default` expression;
-//!   - `env`: `os.environ["X"] = "v"`, `os.environ.setdefault("X", "v")` giving `X`.
+//!   - `env`: `os.environ["X"] = "v"`, `os.environ.setdefault("X", "v")`,
+//!     `os.environ.update({"X": "v"})` / `update(X="v")` giving `X` (also through
+//!     `from os import environ`).
 //! * `roots[1..]`: each call with a `name=` string keyword that is an element of a module-level
 //!   list or tuple (openpi's `_CONFIGS = [TrainConfig(name="pi0_libero", ...), ...]`): one
 //!   training setup each. Such calls (and the calls inside them) are not also collected into
@@ -26,8 +28,12 @@
 //!   `call:<callee as written>`, one entry per positional argument (`"0"`, `"1"`, ... until a
 //!   `*args`) and keyword (`**kw` skipped); `{"k": v}` displays: mappings of style `Flow`;
 //! * lists and tuples: sequences;
-//! * a name bound once at module level: its value's node (`shared` when the name is used more
-//!   than once, since editing it changes every use); `args.x` where `args` came from
+//! * a name bound once at module level (by one plain assignment, in a block such as
+//!   `if __name__ == "__main__":` too): its value's node (`shared` when the name is used more
+//!   than once, since editing it changes every use); a name bound again in any other way (`+=`,
+//!   unpacking, a loop or `with` target, an import, `global` in a function) is unknown;
+//!   in a function, its own names hide the module's: a parameter or a name it binds otherwise
+//!   is unknown, one it binds by one plain assignment reads as that value; `args.x` where `args` came from
 //!   `parse_args()`: the argparse default of `x`, tagged `arg:x`;
 //! * `os.environ.get("X", d)`, `os.getenv("X", d)`, `os.environ["X"]`: the default `d` (unknown
 //!   without one), tagged `env:X` and never edited: a launch script that sets `X` replaces it;
@@ -41,6 +47,10 @@
 mod edit;
 mod tree;
 
+use ruff_python_ast::visitor::source_order::{SourceOrderVisitor, TraversalSignal};
+use ruff_python_ast::{self as ast, AnyNodeRef};
+use ruff_text_size::Ranged;
+
 use super::{Document, Format, ParseError, MAX_DEPTH};
 
 pub use edit::{insert_argument, replace_literal};
@@ -50,20 +60,62 @@ pub fn parse(text: &str) -> Result<Document, ParseError> {
     if let Some(at) = nested_too_deep(text) {
         return Err(ParseError::too_deep(at));
     }
-    let parsed = ruff_python_parser::parse_module(text).map_err(|e| {
+    let parsed =
+        ruff_python_parser::parse_unchecked_source(text, ruff_python_ast::PySourceType::Python);
+    if let Some(at) = tree_too_deep(parsed.syntax()) {
+        // Brackets are not the only nesting: `1 + 1 + ...`, `- - 1`, `a.b.c...` and f-string
+        // fields nest without them. Dropping such a tree recurses once per level, so a hostile
+        // file's tree is leaked rather than dropped (the parser itself grows its own stack).
+        std::mem::forget(parsed);
+        return Err(ParseError::too_deep(at));
+    }
+    if let Some(e) = parsed.errors().first() {
         let start = usize::from(e.location.start()).min(text.len());
         let end = usize::from(e.location.end()).clamp(start, text.len());
-        ParseError {
+        return Err(ParseError {
             message: e.error.to_string(),
             span: start..end,
-        }
-    })?;
+        });
+    }
     let roots = tree::build(text, &parsed.syntax().body);
     Ok(Document {
         format: Format::Python,
         roots,
         duplicates: Vec::new(),
     })
+}
+
+/// Where statements and expressions nest deeper than twice [`MAX_DEPTH`] (a call's callee and
+/// operators add levels that brackets do not show), found without recursing past that depth.
+fn tree_too_deep(module: &ast::ModModule) -> Option<usize> {
+    struct Depth {
+        depth: usize,
+        at: Option<usize>,
+    }
+    impl<'a> SourceOrderVisitor<'a> for Depth {
+        fn enter_node(&mut self, node: AnyNodeRef<'a>) -> TraversalSignal {
+            // `leave_node` follows every `enter_node`, skipped or not.
+            if node.is_statement() || node.is_expression() {
+                self.depth += 1;
+                if self.depth > 2 * MAX_DEPTH && self.at.is_none() {
+                    self.at = Some(usize::from(node.start()));
+                }
+            }
+            if self.at.is_some() {
+                TraversalSignal::Skip
+            } else {
+                TraversalSignal::Traverse
+            }
+        }
+        fn leave_node(&mut self, node: AnyNodeRef<'a>) {
+            if node.is_statement() || node.is_expression() {
+                self.depth -= 1;
+            }
+        }
+    }
+    let mut v = Depth { depth: 0, at: None };
+    v.visit_body(&module.body);
+    v.at
 }
 
 /// Where brackets nest deeper than [`MAX_DEPTH`] (the parser and every walk of its tree

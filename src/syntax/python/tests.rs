@@ -203,3 +203,117 @@ fn keyword_arguments_are_added_in_the_call_layout() {
     };
     assert!(insert_argument(src, call, map, &["num_workers"], &NewValue::Int(4)).is_none());
 }
+
+#[test]
+fn environment_updates_and_imported_environ() {
+    let src = r#"
+import os
+from os import environ
+os.environ.update({"NCCL_DEBUG": "INFO", "OMP_NUM_THREADS": "8"})
+os.environ.update(TOKENIZERS_PARALLELISM="false")
+environ["CUDA_VISIBLE_DEVICES"] = "0,1"
+"#;
+    let m = &module(src)[0];
+    assert_eq!(text_at(m, &["env", "NCCL_DEBUG"]), Some("INFO"));
+    assert_eq!(text_at(m, &["env", "OMP_NUM_THREADS"]), Some("8"));
+    assert_eq!(
+        text_at(m, &["env", "TOKENIZERS_PARALLELISM"]),
+        Some("false")
+    );
+    assert_eq!(text_at(m, &["env", "CUDA_VISIBLE_DEVICES"]), Some("0,1"));
+    let key = m.get_entry_path(&["env", "NCCL_DEBUG"]).unwrap();
+    assert_eq!(&src[key.key_span.clone()], "\"NCCL_DEBUG\"");
+    // `dict.update` on anything else is no environment.
+    assert!(module("cfg.update({\"A\": 1})\n")[0]
+        .get_path(&["env", "A"])
+        .is_none());
+}
+
+#[test]
+fn keywords_are_never_argument_names_and_control_characters_are_escaped() {
+    let src = "x = f(a=1)\n";
+    let m = &module(src)[0];
+    let call = m.get_path(&["x"]).unwrap();
+    let NodeKind::Map(map) = &call.kind else {
+        panic!()
+    };
+    for kw in ["class", "None", "lambda"] {
+        assert!(insert_argument(src, call, map, &[kw], &NewValue::Int(1)).is_none());
+    }
+    // Soft keywords are ordinary names in an argument list.
+    assert!(insert_argument(src, call, map, &["match"], &NewValue::Int(1)).is_some());
+    let e = insert_argument(src, call, map, &["s"], &NewValue::Str("a\0b\u{1b}".into())).unwrap();
+    let out = apply(src, &e);
+    assert_eq!(out, "x = f(a=1, s=\"a\\u0000b\\u001b\")\n");
+    assert_eq!(text_at(&module(&out)[0], &["x", "s"]), Some("a\0b\u{1b}"));
+}
+
+#[test]
+fn a_name_bound_more_than_once_anywhere_at_module_level_is_unknown() {
+    let src = r#"
+import os
+A = 8
+A += 8
+B, C = 1, 2
+C = 3
+D = 4
+for D in range(2):
+    pass
+E = 5
+def bump():
+    global E
+    E = 6
+F = 7
+if __name__ == "__main__":
+    F = 70
+    G = 9
+    loader = DataLoader(ds, a=A, c=C, d=D, e=E, f=F, g=G, os=os)
+"#;
+    let m = &module(src)[0];
+    for k in ["a", "c", "d", "e", "f", "os"] {
+        let n = m.get_path(&["DataLoader", k]).unwrap();
+        assert_eq!(n.as_scalar().unwrap().kind, ScalarKind::CustomTag, "{k}");
+    }
+    // Bound once, in a block at module level: its value.
+    assert_eq!(text_at(m, &["DataLoader", "g"]), Some("9"));
+}
+
+#[test]
+fn a_function_s_own_names_hide_the_module_s() {
+    let src = r#"
+batch_size = 8
+workers = 2
+def train(batch_size):
+    workers = 4
+    pin = True
+    for epoch in range(3):
+        pass
+    loader = DataLoader(ds, batch_size=batch_size, num_workers=workers, pin_memory=pin, e=epoch)
+def evaluate():
+    return DataLoader(ds, batch_size=batch_size)
+"#;
+    let m = &module(src)[0];
+    // The train-bound loader: a parameter and a loop variable are unknown, locals resolve.
+    let n = |k: &str| m.get_path(&["DataLoader", k]).unwrap();
+    assert_eq!(
+        n("batch_size").as_scalar().unwrap().kind,
+        ScalarKind::CustomTag
+    );
+    assert_eq!(n("e").as_scalar().unwrap().kind, ScalarKind::CustomTag);
+    assert_eq!(
+        n("num_workers").as_scalar().unwrap().kind,
+        ScalarKind::Int(4)
+    );
+    assert_eq!(&src[n("num_workers").span.clone()], "4");
+    assert_eq!(
+        n("pin_memory").as_scalar().unwrap().kind,
+        ScalarKind::Bool(true)
+    );
+    // A function without its own `batch_size` reads the module's.
+    let src2 =
+        "batch_size = 8\ndef evaluate():\n    return DataLoader(ds, batch_size=batch_size)\n";
+    assert_eq!(
+        text_at(&module(src2)[0], &["DataLoader", "batch_size"]),
+        Some("8")
+    );
+}

@@ -1,7 +1,9 @@
 //! From ruff's syntax tree to hwlint's: the module namespace, the calls by name, argparse
 //! defaults, environment settings, and the named setups of config lists.
 
+use std::cell::RefCell;
 use std::collections::{HashMap, HashSet};
+use std::rc::Rc;
 
 use ruff_python_ast::visitor::{self, Visitor};
 use ruff_python_ast::{self as ast, Expr, Number, Operator, Stmt, StringFlags, UnaryOp};
@@ -56,13 +58,151 @@ fn str_lit(e: &Expr) -> Option<&str> {
 struct Site<'a> {
     call: &'a ast::ExprCall,
     binding: Option<String>,
+    /// The names of the function the call is in, which hide module-level ones.
+    scope: Option<Rc<Bindings<'a>>>,
+}
+
+/// The names one scope binds: each name's plain assignments (`x = v`, `x: T = v`), and the
+/// names bound any other way (parameters, `+=`, unpacking, loop and `with` targets, imports,
+/// `def`, `global`), which are never resolved.
+#[derive(Default)]
+struct Bindings<'a> {
+    bound: HashMap<String, Vec<&'a Expr>>,
+    rebound: HashSet<String>,
+}
+
+impl<'a> Bindings<'a> {
+    /// The value of a name one plain assignment binds; `Err` when the scope binds it otherwise.
+    fn value(&self, name: &str) -> Result<Option<&'a Expr>, ()> {
+        if self.rebound.contains(name) {
+            return Err(());
+        }
+        match self.bound.get(name).map(Vec::as_slice) {
+            None => Ok(None),
+            Some([v]) => Ok(Some(*v)),
+            Some(_) => Err(()),
+        }
+    }
+
+    fn declares(&self, name: &str) -> bool {
+        self.rebound.contains(name) || self.bound.contains_key(name)
+    }
+
+    /// Every binding in a scope's body, in blocks too (`if __name__ == "__main__":`), not in
+    /// nested functions and classes (whose names alone it binds).
+    fn collect(&mut self, body: &'a [Stmt], depth: usize) {
+        if depth > MAX_DEPTH {
+            return;
+        }
+        for stmt in body {
+            match stmt {
+                Stmt::Assign(a) => {
+                    for t in &a.targets {
+                        match t {
+                            Expr::Name(n) => self
+                                .bound
+                                .entry(n.id.to_string())
+                                .or_default()
+                                .push(&a.value),
+                            other => self.target(other),
+                        }
+                    }
+                }
+                Stmt::AnnAssign(a) => match (&*a.target, &a.value) {
+                    (Expr::Name(n), Some(v)) => {
+                        self.bound.entry(n.id.to_string()).or_default().push(v);
+                    }
+                    (_, None) => {}
+                    (other, Some(_)) => self.target(other),
+                },
+                Stmt::AugAssign(a) => self.target(&a.target),
+                Stmt::For(f) => {
+                    self.target(&f.target);
+                    self.collect(&f.body, depth + 1);
+                    self.collect(&f.orelse, depth + 1);
+                }
+                Stmt::While(w) => {
+                    self.collect(&w.body, depth + 1);
+                    self.collect(&w.orelse, depth + 1);
+                }
+                Stmt::If(i) => {
+                    self.collect(&i.body, depth + 1);
+                    for c in &i.elif_else_clauses {
+                        self.collect(&c.body, depth + 1);
+                    }
+                }
+                Stmt::With(w) => {
+                    for item in &w.items {
+                        if let Some(v) = &item.optional_vars {
+                            self.target(v);
+                        }
+                    }
+                    self.collect(&w.body, depth + 1);
+                }
+                Stmt::Try(t) => {
+                    self.collect(&t.body, depth + 1);
+                    for h in &t.handlers {
+                        let ast::ExceptHandler::ExceptHandler(h) = h;
+                        if let Some(n) = &h.name {
+                            self.rebound.insert(n.id.to_string());
+                        }
+                        self.collect(&h.body, depth + 1);
+                    }
+                    self.collect(&t.orelse, depth + 1);
+                    self.collect(&t.finalbody, depth + 1);
+                }
+                Stmt::Match(m) => {
+                    for c in &m.cases {
+                        self.collect(&c.body, depth + 1);
+                    }
+                }
+                Stmt::Import(i) => {
+                    for a in &i.names {
+                        let name = a.asname.as_ref().unwrap_or(&a.name).id.as_str();
+                        let first = name.split('.').next().unwrap_or(name);
+                        self.rebound.insert(first.to_string());
+                    }
+                }
+                Stmt::ImportFrom(i) => {
+                    for a in &i.names {
+                        let name = a.asname.as_ref().unwrap_or(&a.name);
+                        self.rebound.insert(name.id.to_string());
+                    }
+                }
+                Stmt::FunctionDef(f) => {
+                    self.rebound.insert(f.name.id.to_string());
+                }
+                Stmt::ClassDef(c) => {
+                    self.rebound.insert(c.name.id.to_string());
+                }
+                Stmt::Global(ast::StmtGlobal { names, .. })
+                | Stmt::Nonlocal(ast::StmtNonlocal { names, .. }) => {
+                    self.rebound.extend(names.iter().map(|n| n.id.to_string()));
+                }
+                _ => {}
+            }
+        }
+    }
+
+    /// The names an assignment target other than a plain name binds (`a, *b = ...`).
+    fn target(&mut self, target: &Expr) {
+        match target {
+            Expr::Name(n) => {
+                self.rebound.insert(n.id.to_string());
+            }
+            Expr::Tuple(t) => t.elts.iter().for_each(|e| self.target(e)),
+            Expr::List(l) => l.elts.iter().for_each(|e| self.target(e)),
+            Expr::Starred(st) => self.target(&st.value),
+            _ => {}
+        }
+    }
 }
 
 /// What the first pass learns about the module.
 #[derive(Default)]
 struct Facts<'a> {
-    /// Module-level names and every value assigned to them.
-    bound: HashMap<String, Vec<&'a Expr>>,
+    /// Module-level names (also those a function declares `global`).
+    module: Bindings<'a>,
     /// How often each name is read.
     uses: HashMap<String, usize>,
     /// Names bound to `parser.parse_args()` (anywhere).
@@ -89,6 +229,7 @@ pub fn build(text: &str, body: &[Stmt]) -> Vec<Node> {
     let mut first = FirstPass {
         facts: &mut facts,
         function: None,
+        scope: None,
         depth: 0,
     };
     first.module(body);
@@ -96,6 +237,7 @@ pub fn build(text: &str, body: &[Stmt]) -> Vec<Node> {
         text,
         facts: &facts,
         visiting: Default::default(),
+        scope: Default::default(),
     };
     let mut roots = vec![b.module(body)];
     for call in &facts.named {
@@ -107,6 +249,7 @@ pub fn build(text: &str, body: &[Stmt]) -> Vec<Node> {
 struct FirstPass<'f, 'a> {
     facts: &'f mut Facts<'a>,
     function: Option<String>,
+    scope: Option<Rc<Bindings<'a>>>,
     depth: usize,
 }
 
@@ -114,25 +257,9 @@ impl<'a> FirstPass<'_, 'a> {
     fn module(&mut self, body: &'a [Stmt]) {
         for stmt in body {
             match stmt {
-                Stmt::Assign(a) => {
-                    for t in &a.targets {
-                        if let Expr::Name(n) = t {
-                            self.facts
-                                .bound
-                                .entry(n.id.to_string())
-                                .or_default()
-                                .push(&a.value);
-                        }
-                    }
-                    self.named_lists(&a.value);
-                }
+                Stmt::Assign(a) => self.named_lists(&a.value),
                 Stmt::AnnAssign(a) => {
-                    if let (Expr::Name(n), Some(v)) = (&*a.target, &a.value) {
-                        self.facts
-                            .bound
-                            .entry(n.id.to_string())
-                            .or_default()
-                            .push(v);
+                    if let Some(v) = &a.value {
                         self.named_lists(v);
                     }
                 }
@@ -142,6 +269,7 @@ impl<'a> FirstPass<'_, 'a> {
                 _ => {}
             }
         }
+        self.facts.module.collect(body, 0);
         self.body(body);
     }
 
@@ -191,9 +319,18 @@ impl<'a> FirstPass<'_, 'a> {
         self.depth += 1;
         match stmt {
             Stmt::FunctionDef(f) => {
+                let mut scope = Bindings::default();
+                scope.rebound.extend(
+                    f.parameters
+                        .iter()
+                        .map(|p| p.as_parameter().name.id.to_string()),
+                );
+                scope.collect(&f.body, 0);
+                let outer_scope = self.scope.replace(Rc::new(scope));
                 let outer = self.function.replace(f.name.id.to_string());
                 self.body(&f.body);
                 self.function = outer;
+                self.scope = outer_scope;
             }
             // Class-level fields are defaults (a dataclass), not settings; methods are code.
             Stmt::ClassDef(c) => {
@@ -269,6 +406,12 @@ impl<'a> FirstPass<'_, 'a> {
                 self.body(&t.finalbody);
             }
             Stmt::Expr(e) => self.exprs(&e.value, None),
+            // A function that rebinds a module-level name makes its value unknown.
+            Stmt::Global(g) => {
+                for n in &g.names {
+                    self.facts.module.rebound.insert(n.id.to_string());
+                }
+            }
             _ => {}
         }
         self.depth -= 1;
@@ -356,10 +499,33 @@ impl<'a> Visitor<'a> for Calls<'_, '_, 'a> {
                             }
                         }
                     }
+                    // `os.environ.update({"X": "v"})`, `os.environ.update(X="v")`
+                    Some("update") if matches!(&*c.func, Expr::Attribute(a) if is_environ(&a.value)) =>
+                    {
+                        if let Some(Expr::Dict(d)) = c.arguments.args.first() {
+                            for item in &d.items {
+                                if let Some(k) = &item.key {
+                                    if let Some(name) = str_lit(k) {
+                                        facts.env.push((name.to_string(), span(k), &item.value));
+                                    }
+                                }
+                            }
+                        }
+                        for k in c.arguments.keywords.iter() {
+                            if let Some(arg) = &k.arg {
+                                facts.env.push((arg.id.to_string(), span(arg), &k.value));
+                            }
+                        }
+                    }
                     _ => {}
                 }
                 let binding = self.binding.take().or_else(|| self.pass.function.clone());
-                self.pass.facts.sites.push(Site { call: c, binding });
+                let scope = self.pass.scope.clone();
+                self.pass.facts.sites.push(Site {
+                    call: c,
+                    binding,
+                    scope,
+                });
             }
             _ => {}
         }
@@ -411,7 +577,9 @@ struct Builder<'t, 'a> {
     text: &'t str,
     facts: &'t Facts<'a>,
     /// Names being resolved, so `a = b; b = a` ends.
-    visiting: std::cell::RefCell<HashSet<String>>,
+    visiting: RefCell<HashSet<String>>,
+    /// The function whose call is being built: its names hide the module's.
+    scope: RefCell<Option<Rc<Bindings<'a>>>>,
 }
 
 fn scalar(text: impl Into<String>, kind: ScalarKind, span: Span) -> Node {
@@ -448,7 +616,7 @@ impl Builder<'_, '_> {
     fn module(&self, body: &[Stmt]) -> Node {
         let mut entries = Vec::new();
         // Calls by the callee's last name: a train-bound one, else the first.
-        let mut chosen: Vec<(String, Span, &ast::ExprCall)> = Vec::new();
+        let mut chosen: Vec<(String, Span, &ast::ExprCall, &Option<Rc<Bindings>>)> = Vec::new();
         let mut by_name: HashMap<String, usize> = HashMap::new();
         for site in &self.facts.sites {
             if self
@@ -472,19 +640,22 @@ impl Builder<'_, '_> {
             match by_name.get(&name) {
                 None => {
                     by_name.insert(name.clone(), chosen.len());
-                    chosen.push((name, name_span, site.call));
+                    chosen.push((name, name_span, site.call, &site.scope));
                 }
                 Some(&i) if train && !self.is_train_site(chosen[i].2) => {
-                    chosen[i] = (name, name_span, site.call);
+                    chosen[i] = (name, name_span, site.call, &site.scope);
                 }
                 Some(_) => {}
             }
         }
-        for (name, name_span, call) in chosen {
+        for (name, name_span, call, scope) in chosen {
+            *self.scope.borrow_mut() = scope.clone();
+            let value = self.call(call, 0);
+            *self.scope.borrow_mut() = None;
             entries.push(Entry {
                 key: name,
                 key_span: name_span,
-                value: self.call(call, 0),
+                value,
             });
         }
         for stmt in body {
@@ -689,15 +860,30 @@ impl Builder<'_, '_> {
     }
 
     /// A name bound once at module level reads as its value.
+    /// In a function, a name it binds once by a plain assignment reads as that value, and any
+    /// other name it binds (a parameter, a loop variable) is unknown, whatever the module says.
     fn named(&self, name: &str, e: &Expr, depth: usize) -> Node {
-        let Some([value]) = self.facts.bound.get(name).map(Vec::as_slice) else {
+        let scope = self.scope.borrow().clone();
+        let local = scope.as_ref().filter(|s| s.declares(name));
+        let (value, key) = match local {
+            Some(s) => (s.value(name), format!("local:{name}")),
+            None => (self.facts.module.value(name), name.to_string()),
+        };
+        let Ok(Some(value)) = value else {
             return self.unknown(e);
         };
-        if !self.visiting.borrow_mut().insert(name.to_string()) {
+        if !self.visiting.borrow_mut().insert(key.clone()) {
             return self.unknown(e);
         }
+        // A module-level value reads module-level names, even when a function refers to it.
+        let outer = if local.is_none() {
+            self.scope.replace(None)
+        } else {
+            scope.clone()
+        };
         let mut n = self.node(value, depth + 1);
-        self.visiting.borrow_mut().remove(name);
+        *self.scope.borrow_mut() = outer;
+        self.visiting.borrow_mut().remove(&key);
         if self.facts.uses.get(name).copied().unwrap_or(0) > 1 {
             n.shared = true;
         }
