@@ -6,14 +6,9 @@ use hwlint::syntax::edit::{insert_key, replace_scalar, NewValue};
 use hwlint::syntax::{parse, Format, Node, ScalarKind};
 use proptest::prelude::*;
 
-fn apply(text: &str, e: &hwlint::fix::Edit) -> String {
-    format!(
-        "{}{}{}",
-        &text[..e.range.start],
-        e.content,
-        &text[e.range.end..]
-    )
-}
+#[path = "support/tree.rs"]
+mod tree;
+use tree::apply;
 
 fn int_at(root: &Node, path: &[&str]) -> Option<i64> {
     match root.get_path(path)?.as_scalar()?.kind {

@@ -4,11 +4,14 @@
 //! and edits that leave valid Python (checked with ruff itself) with the new value in place and
 //! every other byte as it was.
 
-use hwlint::fix::Edit;
 use hwlint::syntax::edit::NewValue;
 use hwlint::syntax::python::{insert_argument, parse, replace_literal};
 use hwlint::syntax::{LineIndex, Node, NodeKind, Quote, ScalarKind, MAX_DEPTH};
 use proptest::prelude::*;
+
+#[path = "support/tree.rs"]
+mod tree;
+use tree::{apply, render};
 
 const OPENPI: &str = include_str!("../fixtures/code/python/openpi_config.py");
 const MMDET: &str = include_str!("../fixtures/code/python/mmdet_faster_rcnn.py");
@@ -16,71 +19,6 @@ const PYTORCH: &str = include_str!("../fixtures/code/python/plain_pytorch_train.
 const HF: &str = include_str!("../fixtures/code/python/hf_train.py");
 const LIGHTNING: &str = include_str!("../fixtures/code/python/lightning_train.py");
 const FIXTURES: [&str; 5] = [OPENPI, MMDET, PYTORCH, HF, LIGHTNING];
-
-fn apply(text: &str, e: &Edit) -> String {
-    format!(
-        "{}{}{}",
-        &text[..e.range.start],
-        e.content,
-        &text[e.range.end..]
-    )
-}
-
-/// One line per node: `path -> source text (kind) @ line`, maps and sequences with their style,
-/// tag and lines, so that a snapshot shows what each key reads and where it points.
-fn render(text: &str, idx: &LineIndex, path: &str, node: &Node, out: &mut Vec<String>) {
-    let line = |at: usize| idx.position(text, at).0;
-    let lines = format!("{}-{}", line(node.span.start), line(node.span.end));
-    let mut flags = String::new();
-    if let Some(t) = &node.tag {
-        flags.push_str(&format!(" [{t}]"));
-    }
-    if node.shared {
-        flags.push_str(" shared");
-    }
-    match &node.kind {
-        NodeKind::Map(m) => {
-            out.push(format!("{path} = {{{:?}}}{flags} @ {lines}", m.style));
-            for e in &m.entries {
-                let p = if path.is_empty() {
-                    e.key.clone()
-                } else {
-                    format!("{path}.{}", e.key)
-                };
-                render(text, idx, &p, &e.value, out);
-            }
-        }
-        NodeKind::Seq(items) => {
-            out.push(format!("{path} = [{}]{flags} @ {lines}", items.len()));
-            for (i, item) in items.iter().enumerate() {
-                render(text, idx, &format!("{path}[{i}]"), item, out);
-            }
-        }
-        NodeKind::Scalar(s) => {
-            let kind = match s.kind {
-                ScalarKind::Int(i) => format!("int {i}"),
-                ScalarKind::Float(f) => format!("float {f}"),
-                ScalarKind::Bool(b) => format!("bool {b}"),
-                ScalarKind::Null => "null".to_string(),
-                ScalarKind::Str(q) => format!("str {q:?} {:?}", s.text),
-                ScalarKind::CustomTag => "unknown".to_string(),
-                k => format!("{k:?}"),
-            };
-            let mut src = text[node.span.clone()].replace('\n', "\\n");
-            if src.len() > 60 {
-                let cut = (0..=57)
-                    .rev()
-                    .find(|i| src.is_char_boundary(*i))
-                    .unwrap_or(0);
-                src = format!("{}...", &src[..cut]);
-            }
-            out.push(format!(
-                "{path} -> {src} ({kind}){flags} @ {}",
-                line(node.span.start)
-            ));
-        }
-    }
-}
 
 /// Every root, the module first, then each named setup.
 fn rendered(text: &str) -> String {

@@ -2,70 +2,17 @@
 //! for deep nesting and bad syntax, and edits that leave valid Rust with the new value in
 //! place and every other byte as it was.
 
-use hwlint::fix::Edit;
 use hwlint::syntax::edit::NewValue;
 use hwlint::syntax::rust::{insert_argument, parse, replace_literal};
 use hwlint::syntax::{LineIndex, Node, NodeKind, ScalarKind, MAX_DEPTH};
 use proptest::prelude::*;
 
+#[path = "support/tree.rs"]
+mod tree;
+use tree::{apply, render};
+
 const TRAINING: &str = include_str!("../fixtures/code/rust/training.rs");
 const SYNTAX_ERROR: &str = include_str!("../fixtures/code/rust/syntax-error.rs");
-
-fn apply(text: &str, e: &Edit) -> String {
-    format!(
-        "{}{}{}",
-        &text[..e.range.start],
-        e.content,
-        &text[e.range.end..]
-    )
-}
-
-/// One line per node: `path -> source text @ line`, maps and sequences with their tag and
-/// lines, so that a snapshot shows what each key reads and where it points.
-fn render(text: &str, idx: &LineIndex, path: &str, node: &Node, out: &mut Vec<String>) {
-    let line = |at: usize| idx.position(text, at).0;
-    let lines = format!("{}-{}", line(node.span.start), line(node.span.end));
-    let mut flags = String::new();
-    if let Some(t) = &node.tag {
-        flags.push_str(&format!(" [{t}]"));
-    }
-    if node.shared {
-        flags.push_str(" shared");
-    }
-    match &node.kind {
-        NodeKind::Map(m) => {
-            out.push(format!("{path} = {{{:?}}}{flags} @ {lines}", m.style));
-            for e in &m.entries {
-                let p = if path.is_empty() {
-                    e.key.clone()
-                } else {
-                    format!("{path}.{}", e.key)
-                };
-                render(text, idx, &p, &e.value, out);
-            }
-        }
-        NodeKind::Seq(items) => {
-            out.push(format!("{path} = [{}]{flags} @ {lines}", items.len()));
-            for (i, item) in items.iter().enumerate() {
-                render(text, idx, &format!("{path}[{i}]"), item, out);
-            }
-        }
-        NodeKind::Scalar(s) => {
-            let kind = match s.kind {
-                ScalarKind::Int(_) => "int".to_string(),
-                ScalarKind::Float(_) => "float".to_string(),
-                ScalarKind::Bool(_) => "bool".to_string(),
-                ScalarKind::CustomTag => "unknown".to_string(),
-                k => format!("{k:?}"),
-            };
-            let src = text[node.span.clone()].replace('\n', "\\n");
-            out.push(format!(
-                "{path} -> {src} ({kind}){flags} @ {}",
-                line(node.span.start)
-            ));
-        }
-    }
-}
 
 fn rendered(text: &str) -> String {
     let d = parse(text).expect("the fixture parses");

@@ -47,7 +47,7 @@ pub fn view<'a>(dialect: &Dialect, root: &'a Node, format: Format) -> Option<Cow
             if at.is_empty() {
                 part.clone()
             } else {
-                virtual_map(root.span.clone(), Vec::new())
+                Node::map(Vec::new(), MapStyle::Implicit, root.span.clone())
             }
         });
         if at.is_empty() {
@@ -67,16 +67,6 @@ fn path_of(dotted: &str) -> Vec<&str> {
         Vec::new()
     } else {
         dotted.split('.').collect()
-    }
-}
-
-/// A mapping with no text of its own (fixes cannot insert into it).
-fn virtual_map(span: crate::syntax::Span, entries: Vec<Entry>) -> Node {
-    Node {
-        span,
-        kind: NodeKind::Map(Map::new(entries, MapStyle::Implicit)),
-        tag: None,
-        shared: false,
     }
 }
 
@@ -111,7 +101,7 @@ fn place(base: &mut Node, path: &[&str], node: Node) {
         let at = node.span.start;
         let mut child = match entries.iter().rposition(|e| e.key == *first) {
             Some(i) if entries[i].value.as_map().is_some() => entries.remove(i).value,
-            _ => virtual_map(at..at, Vec::new()),
+            _ => Node::map(Vec::new(), MapStyle::Implicit, at..at),
         };
         place(&mut child, rest, node);
         entries.push(Entry {

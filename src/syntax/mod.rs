@@ -451,6 +451,29 @@ fn parse_yaml_float(t: &str, loader: Loader) -> Option<f64> {
 }
 
 impl Node {
+    /// A scalar of the text (not an anchor's copy, no tag): what code front-ends build.
+    pub fn scalar(text: impl Into<String>, kind: ScalarKind, span: Span) -> Node {
+        Node {
+            span,
+            kind: NodeKind::Scalar(Scalar {
+                text: text.into(),
+                kind,
+            }),
+            tag: None,
+            shared: false,
+        }
+    }
+
+    /// A mapping of `entries` in `style` (no tag).
+    pub fn map(entries: Vec<Entry>, style: MapStyle, span: Span) -> Node {
+        Node {
+            span,
+            kind: NodeKind::Map(Map::new(entries, style)),
+            tag: None,
+            shared: false,
+        }
+    }
+
     pub fn as_map(&self) -> Option<&Map> {
         match &self.kind {
             NodeKind::Map(m) => Some(m),

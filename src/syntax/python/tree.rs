@@ -9,9 +9,7 @@ use ruff_python_ast::visitor::{self, Visitor};
 use ruff_python_ast::{self as ast, Expr, Number, Operator, Stmt, StringFlags, UnaryOp};
 use ruff_text_size::Ranged;
 
-use crate::syntax::{
-    Entry, Map, MapStyle, Node, NodeKind, Quote, Scalar, ScalarKind, Span, MAX_DEPTH,
-};
+use crate::syntax::{Entry, MapStyle, Node, NodeKind, Quote, Scalar, ScalarKind, Span, MAX_DEPTH};
 
 fn span(r: &impl Ranged) -> Span {
     usize::from(r.start())..usize::from(r.end())
@@ -582,24 +580,10 @@ struct Builder<'t, 'a> {
     scope: RefCell<Option<Rc<Bindings<'a>>>>,
 }
 
-fn scalar(text: impl Into<String>, kind: ScalarKind, span: Span) -> Node {
-    Node {
-        span,
-        kind: NodeKind::Scalar(Scalar {
-            text: text.into(),
-            kind,
-        }),
-        tag: None,
-        shared: false,
-    }
-}
-
 fn map(entries: Vec<Entry>, style: MapStyle, span: Span, tag: Option<String>) -> Node {
     Node {
-        span,
-        kind: NodeKind::Map(Map::new(entries, style)),
         tag,
-        shared: false,
+        ..Node::map(entries, style, span)
     }
 }
 
@@ -610,7 +594,7 @@ impl Builder<'_, '_> {
 
     fn unknown(&self, e: &Expr) -> Node {
         let s = span(e);
-        scalar(self.source(&s), ScalarKind::CustomTag, s)
+        Node::scalar(self.source(&s), ScalarKind::CustomTag, s)
     }
 
     fn module(&self, body: &[Stmt]) -> Node {
@@ -722,7 +706,7 @@ impl Builder<'_, '_> {
         match d {
             ArgDefault::Expr(e) => self.node(e, 0),
             ArgDefault::Flag(b, s) => {
-                let mut n = scalar(
+                let mut n = Node::scalar(
                     if *b { "True" } else { "False" },
                     ScalarKind::Bool(*b),
                     s.clone(),
@@ -772,14 +756,14 @@ impl Builder<'_, '_> {
         match e {
             Expr::NumberLiteral(n) => match &n.value {
                 Number::Int(i) => match i.as_i64() {
-                    Some(v) => scalar(self.source(&s), ScalarKind::Int(v), s),
+                    Some(v) => Node::scalar(self.source(&s), ScalarKind::Int(v), s),
                     None => self.unknown(e),
                 },
-                Number::Float(f) => scalar(self.source(&s), ScalarKind::Float(*f), s),
+                Number::Float(f) => Node::scalar(self.source(&s), ScalarKind::Float(*f), s),
                 Number::Complex { .. } => self.unknown(e),
             },
-            Expr::BooleanLiteral(b) => scalar(self.source(&s), ScalarKind::Bool(b.value), s),
-            Expr::NoneLiteral(_) => scalar("None", ScalarKind::Null, s),
+            Expr::BooleanLiteral(b) => Node::scalar(self.source(&s), ScalarKind::Bool(b.value), s),
+            Expr::NoneLiteral(_) => Node::scalar("None", ScalarKind::Null, s),
             Expr::StringLiteral(lit) => {
                 let editable = !lit.value.is_implicit_concatenated()
                     && lit.value.iter().all(|p| !p.flags.is_triple_quoted())
@@ -789,15 +773,15 @@ impl Builder<'_, '_> {
                     Some(ruff_python_ast::str::Quote::Single) => Quote::Single,
                     _ => Quote::Double,
                 };
-                scalar(lit.value.to_str(), ScalarKind::Str(quote), s)
+                Node::scalar(lit.value.to_str(), ScalarKind::Str(quote), s)
             }
             Expr::UnaryOp(u) if u.op == UnaryOp::USub => match &*u.operand {
                 Expr::NumberLiteral(n) => match &n.value {
                     Number::Int(i) => match i.as_i64().and_then(|v| v.checked_neg()) {
-                        Some(v) => scalar(self.source(&s), ScalarKind::Int(v), s),
+                        Some(v) => Node::scalar(self.source(&s), ScalarKind::Int(v), s),
                         None => self.unknown(e),
                     },
-                    Number::Float(f) => scalar(self.source(&s), ScalarKind::Float(-f), s),
+                    Number::Float(f) => Node::scalar(self.source(&s), ScalarKind::Float(-f), s),
                     Number::Complex { .. } => self.unknown(e),
                 },
                 _ => self.folded(e, depth),
@@ -917,7 +901,7 @@ impl Builder<'_, '_> {
                 .as_scalar()
                 .and_then(|sc| number_of(sc, name == "int"))
             {
-                let mut n = scalar(self.source(&span(e)), v, span(e));
+                let mut n = Node::scalar(self.source(&span(e)), v, span(e));
                 n.tag = inner.tag.clone();
                 n.shared = true;
                 return n;
@@ -938,7 +922,7 @@ impl Builder<'_, '_> {
                     Num::Int(i) => ScalarKind::Int(i),
                     Num::Float(f) => ScalarKind::Float(f),
                 };
-                let mut n = scalar(self.source(&s), kind, s);
+                let mut n = Node::scalar(self.source(&s), kind, s);
                 n.shared = true;
                 n
             }

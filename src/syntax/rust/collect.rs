@@ -8,7 +8,7 @@ use syn::visit::Visit;
 
 use super::span_of;
 use crate::syntax::MAX_DEPTH;
-use crate::syntax::{Entry, Map, MapStyle, Node, NodeKind, Quote, Scalar, ScalarKind, Span};
+use crate::syntax::{Entry, Map, MapStyle, Node, NodeKind, Quote, ScalarKind, Span};
 
 /// Prefix of the tag a `x.field` placeholder carries until the config struct is known.
 const FIELD_TAG: &str = "field:";
@@ -43,18 +43,6 @@ pub(super) struct Collect<'t> {
     used_fields: Vec<String>,
 }
 
-pub(super) fn scalar(text: &str, kind: ScalarKind, span: Span) -> Node {
-    Node {
-        span,
-        kind: NodeKind::Scalar(Scalar {
-            text: text.into(),
-            kind,
-        }),
-        tag: None,
-        shared: false,
-    }
-}
-
 /// Builder types whose chains the tree keeps, and the key they are kept under.
 fn builder_kind(root: &str) -> Option<&'static str> {
     match root {
@@ -85,7 +73,7 @@ impl<'t> Collect<'t> {
 
     fn unknown(&self, e: &syn::Expr) -> Node {
         let s = span_of(e.span());
-        scalar(self.source(&s), ScalarKind::CustomTag, s)
+        Node::scalar(self.source(&s), ScalarKind::CustomTag, s)
     }
 
     fn node(&mut self, e: &syn::Expr, depth: usize) -> Node {
@@ -96,14 +84,14 @@ impl<'t> Collect<'t> {
         match e {
             syn::Expr::Lit(l) => match &l.lit {
                 syn::Lit::Int(i) => match i.base10_parse::<i64>() {
-                    Ok(v) => scalar(self.source(&s), ScalarKind::Int(v), s),
+                    Ok(v) => Node::scalar(self.source(&s), ScalarKind::Int(v), s),
                     Err(_) => self.unknown(e),
                 },
                 syn::Lit::Float(f) => match f.base10_parse::<f64>() {
-                    Ok(v) => scalar(self.source(&s), ScalarKind::Float(v), s),
+                    Ok(v) => Node::scalar(self.source(&s), ScalarKind::Float(v), s),
                     Err(_) => self.unknown(e),
                 },
-                syn::Lit::Bool(b) => scalar(self.source(&s), ScalarKind::Bool(b.value), s),
+                syn::Lit::Bool(b) => Node::scalar(self.source(&s), ScalarKind::Bool(b.value), s),
                 syn::Lit::Str(st) => {
                     // Raw strings are never rewritten in place: their delimiters vary.
                     let q = if self.source(&s).starts_with('r') {
@@ -111,7 +99,7 @@ impl<'t> Collect<'t> {
                     } else {
                         Quote::Double
                     };
-                    scalar(&st.value(), ScalarKind::Str(q), s)
+                    Node::scalar(st.value(), ScalarKind::Str(q), s)
                 }
                 _ => self.unknown(e),
             },
@@ -148,7 +136,7 @@ impl<'t> Collect<'t> {
                     Some(Num::Float(f)) => ScalarKind::Float(f),
                     None => return self.unknown(e),
                 };
-                let mut n = scalar(self.source(&s), kind, s);
+                let mut n = Node::scalar(self.source(&s), kind, s);
                 // `-1` is a literal a fix may rewrite; `4 * 16` is a computation it must not.
                 n.shared =
                     !matches!(e, syn::Expr::Unary(u) if matches!(&*u.expr, syn::Expr::Lit(_)));
@@ -379,7 +367,7 @@ impl<'t> Collect<'t> {
         let mut entries = vec![Entry {
             key: "name".into(),
             key_span: ns.clone(),
-            value: scalar(&name, ScalarKind::Str(Quote::Block), ns),
+            value: Node::scalar(&name, ScalarKind::Str(Quote::Block), ns),
         }];
         if let syn::PathArguments::AngleBracketed(a) = &seg.arguments {
             if let Some(syn::GenericArgument::Type(syn::Type::Path(t))) = a.args.first() {
@@ -389,7 +377,7 @@ impl<'t> Collect<'t> {
                     entries.push(Entry {
                         key: "float".into(),
                         key_span: fs.clone(),
-                        value: scalar(&f.ident.to_string(), ScalarKind::Str(Quote::Block), fs),
+                        value: Node::scalar(f.ident.to_string(), ScalarKind::Str(Quote::Block), fs),
                     });
                 }
             }

@@ -27,8 +27,7 @@ mod words;
 use std::collections::HashMap;
 
 use super::{
-    Document, Entry, Format, Map, MapStyle, Node, NodeKind, ParseError, Quote, Scalar, ScalarKind,
-    Span,
+    Document, Entry, Format, Map, MapStyle, Node, NodeKind, ParseError, Quote, ScalarKind, Span,
 };
 use crate::fix::Edit;
 use crate::syntax::edit::NewValue;
@@ -221,15 +220,7 @@ impl Variables {
 }
 
 fn unknown(text: &str, span: Span) -> Node {
-    Node {
-        span,
-        kind: NodeKind::Scalar(Scalar {
-            text: text.to_string(),
-            kind: ScalarKind::CustomTag,
-        }),
-        tag: None,
-        shared: false,
-    }
+    Node::scalar(text, ScalarKind::CustomTag, span)
 }
 
 /// A word as a value without resolving variables (for the variables' own values).
@@ -257,12 +248,7 @@ fn scalar(text: String, quoted: Option<char>, span: Span) -> Node {
         Some(_) => ScalarKind::Str(Quote::Double),
         None => ScalarKind::Plain,
     };
-    Node {
-        span,
-        kind: NodeKind::Scalar(Scalar { text, kind }),
-        tag: None,
-        shared: false,
-    }
+    Node::scalar(text, kind, span)
 }
 
 /// A word as a value: literal, one variable the script sets once, or unknown.
@@ -564,8 +550,7 @@ impl Launch<'_> {
         entries.push(Entry {
             key: "env".into(),
             key_span: at(&span),
-            value: implicit(
-                span.clone(),
+            value: Node::map(
                 env.into_iter()
                     .map(|(k, v)| Entry {
                         key: k,
@@ -573,6 +558,8 @@ impl Launch<'_> {
                         value: v,
                     })
                     .collect(),
+                MapStyle::Implicit,
+                span.clone(),
             ),
         });
         let mut launcher = vec![Entry {
@@ -588,7 +575,7 @@ impl Launch<'_> {
         entries.push(Entry {
             key: "launcher".into(),
             key_span: at(&span),
-            value: implicit(span.clone(), launcher),
+            value: Node::map(launcher, MapStyle::Implicit, span.clone()),
         });
         if let Some((script, s)) = &self.script {
             entries.push(Entry {
@@ -631,15 +618,6 @@ impl Launch<'_> {
             tag: Some(format!("launch:{}", self.program)),
             shared: false,
         }
-    }
-}
-
-fn implicit(span: Span, entries: Vec<Entry>) -> Node {
-    Node {
-        span,
-        kind: NodeKind::Map(Map::new(entries, MapStyle::Implicit)),
-        tag: None,
-        shared: false,
     }
 }
 
