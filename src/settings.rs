@@ -42,11 +42,60 @@ pub struct ConfigFile {
 }
 
 /// `target = "h100-sxm"` (a name or a file path) or an inline `[target]` table.
-#[derive(Debug, Clone, Deserialize)]
-#[serde(untagged)]
+#[derive(Debug, Clone)]
 pub enum TargetField {
     Name(String),
     Inline(TargetSpec),
+}
+
+/// By hand rather than `#[serde(untagged)]`: an untagged enum swallows the table's own error
+/// (which key, where) into "did not match any variant".
+impl<'de> Deserialize<'de> for TargetField {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<TargetField, D::Error> {
+        struct Visitor;
+        impl<'de> serde::de::Visitor<'de> for Visitor {
+            type Value = TargetField;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str(
+                    "a target name or file (`target = \"h100-sxm\"`) or a `[target]` table with `gpu`, `gpus`, `cpu_cores`, `ram_gb`, `storage_mb_s`",
+                )
+            }
+            fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<TargetField, E> {
+                Ok(TargetField::Name(v.to_string()))
+            }
+            fn visit_map<A: serde::de::MapAccess<'de>>(
+                self,
+                m: A,
+            ) -> Result<TargetField, A::Error> {
+                TargetSpec::deserialize(serde::de::value::MapAccessDeserializer::new(m))
+                    .map(TargetField::Inline)
+            }
+        }
+        d.deserialize_any(Visitor)
+    }
+}
+
+/// A TOML error as the user should read it: where, what, and the key that was meant when an
+/// unknown one is close to a known one.
+fn toml_error_message(e: &toml::de::Error) -> String {
+    let text = e.to_string();
+    let Some(rest) = e.message().strip_prefix("unknown field `") else {
+        return text;
+    };
+    let Some((field, expected)) = rest.split_once("`, expected ") else {
+        return text;
+    };
+    let meant = expected
+        .split(['`', ','])
+        .map(str::trim)
+        .filter(|k| !k.is_empty() && *k != "one of")
+        .map(|k| (crate::rules::edit_distance(field, k), k))
+        .filter(|(d, k)| *d <= 2 && *d < k.len())
+        .min();
+    match meant {
+        Some((_, k)) => format!("{}\ndid you mean `{k}`?", text.trim_end()),
+        None => text,
+    }
 }
 
 #[derive(Debug, Clone, Deserialize)]
@@ -187,6 +236,23 @@ impl LoadedConfig {
         for (glob, codes) in &file.per_file_ignores {
             check_rule_codes(codes, &format!("{where_}: per-file-ignores \"{glob}\""))?;
         }
+        for p in &file.per_path {
+            let bad = [
+                ("gpus", p.gpus.map(f64::from)),
+                ("cpu_cores", p.cpu_cores.map(f64::from)),
+                ("ram_gb", p.ram_gb),
+                ("storage_mb_s", p.storage_mb_s),
+                ("bytes_per_sample", p.bytes_per_sample),
+            ]
+            .into_iter()
+            .find(|(_, v)| v.is_some_and(|v| !(v.is_finite() && v > 0.0)));
+            if let Some((key, _)) = bad {
+                return Err(ConfigError::Invalid {
+                    path: shown.display().to_string(),
+                    message: format!("[[per-path]] for {:?}: `{key}` must be positive", p.paths),
+                });
+            }
+        }
         let exclude = globset(&file.exclude, &shown)?;
         let per_path = file
             .per_path
@@ -235,7 +301,7 @@ impl LoadedConfig {
         })?;
         let invalid = |e: toml::de::Error| ConfigError::Invalid {
             path: path.display().to_string(),
-            message: e.to_string(),
+            message: toml_error_message(&e),
         };
         let file = if path.file_name().and_then(|n| n.to_str()) == Some("pyproject.toml") {
             let py: Pyproject = toml::from_str(&text).map_err(invalid)?;
@@ -288,7 +354,8 @@ impl LoadedConfig {
                 resolve_target(name, &self.dir, "hwlint.toml `target`")?
             }
             (None, None, Some(TargetField::Inline(spec))) => {
-                target_from_spec("[target]", spec, "hwlint.toml [target]")?
+                let file = self.path.as_deref().unwrap_or(Path::new("hwlint.toml"));
+                target_from_spec("[target]", spec, &format!("{} [target]", file.display()))?
             }
             (None, None, None) => default_target(),
         };
@@ -386,7 +453,7 @@ pub fn resolve_target(name: &str, base: &Path, context: &str) -> Result<Target, 
             .or_else(|_| toml::from_str::<TargetSpec>(&text))
             .map_err(|e| ConfigError::Invalid {
                 path: path.display().to_string(),
-                message: e.to_string(),
+                message: toml_error_message(&e),
             })?;
         return target_from_spec(name, &spec, &path.display().to_string());
     }
@@ -426,6 +493,21 @@ pub fn check_rule_codes(codes: &[String], source_of: &str) -> Result<(), ConfigE
 }
 
 fn target_from_spec(name: &str, spec: &TargetSpec, context: &str) -> Result<Target, ConfigError> {
+    let zero = |key: &str| ConfigError::Invalid {
+        path: context.to_string(),
+        message: format!("`{key}` must be positive"),
+    };
+    if spec.gpus == Some(0) {
+        return Err(zero("gpus"));
+    }
+    if spec.cpu_cores == Some(0) {
+        return Err(zero("cpu_cores"));
+    }
+    for (key, v) in [("ram_gb", spec.ram_gb), ("storage_mb_s", spec.storage_mb_s)] {
+        if v.is_some_and(|v| !(v.is_finite() && v > 0.0)) {
+            return Err(zero(key));
+        }
+    }
     let gpu_name = spec.gpu.as_deref().unwrap_or("rtx-4090");
     let gpu = catalog()
         .gpu(gpu_name)

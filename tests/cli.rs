@@ -483,3 +483,50 @@ fn the_full_format_wraps_at_the_width_it_is_given() {
     let wide = widest(None);
     assert!(wide > 60 && wide <= 100, "{wide}");
 }
+
+/// A misspelt hwlint.toml key or a wrong value in a `[target]` table is an error naming the key,
+/// its line and what is allowed, never "did not match any variant".
+#[test]
+fn config_file_errors_name_the_key() {
+    let d = tempfile::tempdir().unwrap();
+    write(d.path(), "t.yaml", BAD_HF);
+    for (toml, want) in [
+        (
+            "slect = [\"HW1\"]\n",
+            vec!["line 1", "unknown field `slect`", "did you mean `select`?"],
+        ),
+        (
+            "[target]\ngpu = \"h100-sxm\"\ncpu_core = 8\n",
+            vec![
+                "line 3",
+                "unknown field `cpu_core`",
+                "did you mean `cpu_cores`?",
+            ],
+        ),
+        (
+            "[target]\ngpu = \"h100-sxm\"\ngpus = \"two\"\n",
+            vec!["line 3", "expected u32"],
+        ),
+        (
+            "target = 5\n",
+            vec!["line 1", "a target name or file", "`[target]` table"],
+        ),
+        (
+            "[target]\ngpus = 0\n",
+            vec!["[target]: `gpus` must be positive"],
+        ),
+        (
+            "[[per-path]]\npaths = [\"x/**\"]\nram_gb = 0\n",
+            vec!["[[per-path]] for [\"x/**\"]: `ram_gb` must be positive"],
+        ),
+    ] {
+        write(d.path(), "hwlint.toml", toml);
+        let out = hwlint(d.path()).args(["check", "t.yaml"]).output().unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{toml}: {stderr}");
+        assert!(!stderr.contains("variant"), "{toml}: {stderr}");
+        for w in want {
+            assert!(stderr.contains(w), "{toml}: missing {w:?} in {stderr}");
+        }
+    }
+}
