@@ -59,7 +59,7 @@ pub fn discover(
             if Format::from_path(p).is_some()
                 && !(force_exclude && configs.config_for(p)?.is_excluded(p))
             {
-                out.push(p.clone());
+                out.push(strip_dot(p));
             }
             continue;
         }
@@ -82,7 +82,41 @@ pub fn discover(
     }
     out.sort();
     out.dedup();
-    Ok(out)
+    Ok(once_per_file(out))
+}
+
+/// One name per file: `t.yaml ./t.yaml`, or a file and a symlink to it, would otherwise be
+/// linted, counted and fixed twice. The file's own name wins over a link's.
+fn once_per_file(paths: Vec<PathBuf>) -> Vec<PathBuf> {
+    let mut chosen: std::collections::HashMap<PathBuf, usize> = Default::default();
+    let mut keep: Vec<Option<PathBuf>> = Vec::with_capacity(paths.len());
+    for p in paths {
+        let Ok(key) = std::fs::canonicalize(&p) else {
+            // Dangling or unreadable: linted under its own name and reported there.
+            keep.push(Some(p));
+            continue;
+        };
+        let is_link = p
+            .symlink_metadata()
+            .is_ok_and(|m| m.file_type().is_symlink());
+        match chosen.get(&key) {
+            Some(&i) => {
+                let first_is_link = keep[i].as_ref().is_some_and(|f| {
+                    f.symlink_metadata()
+                        .is_ok_and(|m| m.file_type().is_symlink())
+                });
+                if first_is_link && !is_link {
+                    keep[i] = Some(p);
+                }
+                keep.push(None);
+            }
+            None => {
+                chosen.insert(key, keep.len());
+                keep.push(Some(p));
+            }
+        }
+    }
+    keep.into_iter().flatten().collect()
 }
 
 fn strip_dot(p: &Path) -> PathBuf {

@@ -189,7 +189,7 @@ fn write_atomic_with(
     let shown = || path.display().to_string();
     let io = |source| WriteError::Io {
         path: shown(),
-        source,
+        source: without_temporary_path(source),
     };
     let meta = std::fs::symlink_metadata(path).map_err(io)?;
     if !meta.is_file() {
@@ -227,6 +227,17 @@ fn write_atomic_with(
         let _ = d.sync_all();
     }
     Ok(())
+}
+
+/// The reason alone: tempfile's errors end "at path .../.hwlint-XXXX", a name the user never
+/// sees on disk, and the message already names the file being written.
+fn without_temporary_path(e: std::io::Error) -> std::io::Error {
+    // tempfile's wrapper hides the OS error from `source()`; its text is all there is.
+    let text = e.to_string();
+    match text.find(" at path \"") {
+        Some(end) => std::io::Error::new(e.kind(), &text[..end]),
+        None => e,
+    }
 }
 
 /// Removes the temporary files of writes in progress when the run is interrupted (Ctrl-C,
@@ -294,6 +305,25 @@ mod tests {
             applicability: Applicability::Safe,
             message: String::new(),
         }
+    }
+
+    #[test]
+    fn a_failed_temporary_file_is_reported_by_its_reason_only() {
+        let e = tempfile::Builder::new()
+            .prefix(".hwlint-")
+            .tempfile_in("/nonexistent-hwlint-folder")
+            .unwrap_err();
+        assert!(e.to_string().contains(".hwlint-"), "{e}");
+        let shown = WriteError::Io {
+            path: "cfg/a.yaml".into(),
+            source: without_temporary_path(e),
+        }
+        .to_string();
+        assert!(
+            shown.starts_with("cannot write cfg/a.yaml: No such file"),
+            "{shown}"
+        );
+        assert!(!shown.contains(".hwlint-"), "{shown}");
     }
 
     #[test]

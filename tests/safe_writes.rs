@@ -209,3 +209,92 @@ fn read_only_and_hard_linked_files_are_reported_not_written() {
         "{stdout}"
     );
 }
+
+/// A file whose folder hwlint cannot write in (no temporary file can be made beside it) is
+/// reported under its own name with the reason; every other file is still fixed and reported,
+/// and the run exits 2. Run as an unprivileged user, since root writes anywhere.
+#[test]
+fn an_unwritable_folder_fails_only_its_own_files() {
+    use std::os::unix::fs::PermissionsExt;
+    let d = tempfile::tempdir().unwrap();
+    let root = d.path();
+    fs::set_permissions(root, fs::Permissions::from_mode(0o777)).unwrap();
+    fs::create_dir(root.join("locked")).unwrap();
+    for f in ["a.yaml", "locked/u.yaml", "z.yaml"] {
+        fs::write(root.join(f), BAD).unwrap();
+        fs::set_permissions(root.join(f), fs::Permissions::from_mode(0o666)).unwrap();
+    }
+    fs::set_permissions(root.join("locked"), fs::Permissions::from_mode(0o555)).unwrap();
+    // A copy the unprivileged user can run, whatever the permissions of the build folder.
+    let bin = root.join("hwlint-bin");
+    fs::copy(assert_cmd::cargo::cargo_bin("hwlint"), &bin).unwrap();
+    let is_root = Proc::new("id")
+        .arg("-u")
+        .output()
+        .is_ok_and(|o| o.stdout.trim_ascii() == b"0");
+    let mut c = if is_root {
+        let mut c = Proc::new("setpriv");
+        c.args(["--reuid=65534", "--regid=65534", "--clear-groups"])
+            .arg(&bin);
+        c
+    } else {
+        Proc::new(&bin)
+    };
+    let out = c
+        .args(["--no-config", "--fix", "--output-format", "concise"])
+        .args(["a.yaml", "locked/u.yaml", "z.yaml"])
+        .current_dir(root)
+        .env("NO_COLOR", "1")
+        .env_remove("GITHUB_ACTIONS")
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(2), "{err}{stdout}");
+    assert!(
+        err.contains("cannot write locked/u.yaml: Permission denied"),
+        "{err}"
+    );
+    assert!(!err.contains(".hwlint-"), "{err}");
+    let fixed = fixed_bad();
+    assert_eq!(fs::read_to_string(root.join("a.yaml")).unwrap(), fixed);
+    assert_eq!(fs::read_to_string(root.join("z.yaml")).unwrap(), fixed);
+    assert_eq!(fs::read_to_string(root.join("locked/u.yaml")).unwrap(), BAD);
+    // The diagnostics are printed, the unwritten file's among them.
+    assert!(stdout.contains("locked/u.yaml:4:25: HW202"), "{stdout}");
+    assert!(stdout.contains("Fixed 2 problems"), "{stdout}");
+}
+
+/// The same file named twice, or through a symlink, is linted, counted and fixed once.
+#[test]
+fn a_file_named_twice_is_fixed_once() {
+    let d = tempfile::tempdir().unwrap();
+    fs::write(d.path().join("t.yaml"), BAD).unwrap();
+    std::os::unix::fs::symlink("t.yaml", d.path().join("link.yaml")).unwrap();
+    let out = hwlint(d.path())
+        .args(["--no-config", "--output-format", "concise"])
+        .args(["link.yaml", "t.yaml", "./t.yaml"])
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(stdout.matches("HW202").count(), 1, "{stdout}");
+    assert!(
+        stdout.contains("\nt.yaml:") || stdout.starts_with("t.yaml:"),
+        "{stdout}"
+    );
+    let out = hwlint(d.path())
+        .args(["--no-config", "--fix", "--output-format", "concise"])
+        .args(["t.yaml", "./t.yaml", "link.yaml"])
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(stdout.contains("Fixed 1 problem."), "{stdout}");
+    assert_eq!(
+        fs::read_to_string(d.path().join("t.yaml")).unwrap(),
+        fixed_bad()
+    );
+    assert!(fs::symlink_metadata(d.path().join("link.yaml"))
+        .unwrap()
+        .file_type()
+        .is_symlink());
+}
