@@ -191,6 +191,40 @@ fn sarif_json_lines_and_statistics() {
         r201["fixes"][0]["artifactChanges"][0]["replacements"][0]["insertedContent"]["text"],
         "15"
     );
+    assert_eq!(r201["fixes"][0]["properties"]["applicability"], "safe");
+    // Paths are relative to the repository root whatever the working directory, and encoded.
+    fs::create_dir_all(d.path().join(".git")).unwrap();
+    fs::create_dir_all(d.path().join("sub/ü #1")).unwrap();
+    fs::copy(d.path().join("a.yaml"), d.path().join("sub/ü #1/b.yaml")).unwrap();
+    let (_, out) = run(&d.path().join("sub"), &[".", "--output-format", "sarif"]);
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    let location = &v["runs"][0]["results"][0]["locations"][0]["physicalLocation"];
+    assert_eq!(
+        location["artifactLocation"]["uri"],
+        "sub/%C3%BC%20%231/b.yaml"
+    );
+    assert_eq!(location["artifactLocation"]["uriBaseId"], "%SRCROOT%");
+    let root = v["runs"][0]["originalUriBaseIds"]["%SRCROOT%"]["uri"]
+        .as_str()
+        .unwrap();
+    assert!(
+        root.starts_with("file:///") && root.ends_with('/'),
+        "{root}"
+    );
+    let driver = &v["runs"][0]["tool"]["driver"];
+    assert!(driver["informationUri"]
+        .as_str()
+        .unwrap()
+        .starts_with("https://"));
+    let hw101 = &driver["rules"][0];
+    assert!(hw101["helpUri"]
+        .as_str()
+        .unwrap()
+        .ends_with("/docs/rules/HW101.md"));
+    assert!(hw101["fullDescription"]["text"]
+        .as_str()
+        .unwrap()
+        .starts_with("The run stops with `CUDA out of memory`"));
     let (_, out) = run(d.path(), &["a.yaml", "--output-format", "json-lines"]);
     assert_eq!(out.lines().count(), 3);
     assert!(out
