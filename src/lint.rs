@@ -5,7 +5,8 @@ use std::path::{Path, PathBuf};
 
 use serde::Serialize;
 
-use crate::dialect::{self, detect, Dialect, Documents, DuplicateKeys};
+use crate::dialect::{self, detect, Dialect, Documents, DuplicateKeys, TrainingSetup};
+use crate::estimate::plan::{Gap, MemoryContext};
 use crate::fix::{apply_fixes_indexed, Applicability, Fix};
 use crate::launch::{self, Run};
 use crate::rules::{self, Context, Rule, Severity, RULES};
@@ -532,6 +533,59 @@ pub fn runs_in_text<'a>(
         .map(|root| detect(dialects, root, doc.format, path))
         .collect();
     runs_of(doc, detected, text, path, dialects)
+}
+
+/// One training run of a file with its memory estimate, as the memory rules see it.
+pub struct RunMemory {
+    /// `TrainConfig \`pi0_libero\``, where the file holds several setups.
+    pub name: Option<String>,
+    pub setup: TrainingSetup,
+    /// Whether the run trains on the target's GPUs (else the memory rules stay silent).
+    pub uses_gpu: bool,
+    pub memory: Result<MemoryContext, Gap>,
+}
+
+/// The memory estimate of each run in a file exactly as `check` computes it for HW101-HW105:
+/// the same runs, merged launch sources, linked DeepSpeed config, target and world size.
+/// `hwlint estimate FILE` and `--show-settings --output-format json` answer from this, so they
+/// cannot disagree with `check`. `adjust` changes a run's setup first (`estimate`'s flags).
+pub fn run_memories(
+    path: &Path,
+    text: &str,
+    format: Format,
+    settings: &FileSettings,
+    adjust: &dyn Fn(&mut TrainingSetup),
+) -> Result<Vec<RunMemory>, String> {
+    let doc = syntax::parse(text, format).map_err(|e| e.message)?;
+    let lines = std::cell::OnceCell::new();
+    let mut out = Vec::new();
+    for (index, mut run) in runs_in_text(&doc, text, path, &settings.dialects) {
+        adjust(&mut run.setup);
+        let linked = dialect::linked_deepspeed(&run.setup, path, &settings.dialects);
+        let ctx = Context {
+            linked: linked.as_ref(),
+            setup: &run.setup,
+            dialect: run.dialect,
+            target: &settings.target,
+            text: &run.text,
+            lines: &lines,
+            doc: &doc,
+            root: &run.root,
+            front: &doc.roots[index],
+            options: &settings.options,
+            path,
+            models: &settings.models,
+            memory: Default::default(),
+        };
+        let memory = ctx.memory().clone();
+        out.push(RunMemory {
+            name: setup_named(run.dialect, &run.root),
+            uses_gpu: run.setup.uses_gpu(),
+            memory,
+            setup: run.setup,
+        });
+    }
+    Ok(out)
 }
 
 /// How a message names the setup a root holds, where the dialect's files hold several

@@ -310,3 +310,96 @@ fn flags_override_only_their_own_input() {
     assert_eq!(v["plan"]["seq_len"], 512);
     assert_eq!(v["plan"]["batch"], 4);
 }
+
+/// `estimate FILE` and `check FILE` give one answer: over every fixture, on the default target
+/// and on an H100, a run `estimate` says does not fit is one `check` reports (HW101, or HW104
+/// when JAX's memory fraction is the limit), a one-run file `check` reports does not fit, and
+/// HW102's "up to micro-batch N" is `estimate`'s max micro-batch.
+#[test]
+fn estimate_and_check_agree_on_every_fixture() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut compared = 0;
+    for target in [None, Some("h100-sxm")] {
+        let mut c = hwlint();
+        c.args([
+            "check",
+            "fixtures",
+            "--output-format",
+            "json",
+            "--exit-zero",
+        ]);
+        if let Some(t) = target {
+            c.args(["--target", t]);
+        }
+        let out = c.output().unwrap();
+        let diags: Vec<serde_json::Value> = serde_json::from_slice(&out.stdout).unwrap();
+        let mut by_file: std::collections::BTreeMap<String, Vec<&serde_json::Value>> =
+            Default::default();
+        for d in &diags {
+            let file = d["filename"].as_str().unwrap();
+            let rel = std::path::Path::new(file)
+                .strip_prefix(root)
+                .map_or(file.to_string(), |p| p.display().to_string());
+            by_file.entry(rel).or_default().push(d);
+        }
+        let files = ignore::WalkBuilder::new(root.join("fixtures"))
+            .hidden(false)
+            .build()
+            .flatten()
+            .filter(|e| e.file_type().is_some_and(|t| t.is_file()))
+            .map(|e| e.path().strip_prefix(root).unwrap().to_path_buf())
+            .filter(|p| hwlint::syntax::Format::from_path(p).is_some())
+            .filter(|p| {
+                let name = p.file_name().unwrap().to_string_lossy();
+                name != "hwlint.toml" && name != "pyproject.toml" && !name.contains(".fixed.")
+            });
+        for file in files {
+            let name = file.display().to_string();
+            let mut e = hwlint();
+            e.args(["estimate", &name, "--output-format", "json"]);
+            if let Some(t) = target {
+                e.args(["--target", t]);
+            }
+            let out = e.output().unwrap();
+            if out.status.code() != Some(0) {
+                continue;
+            }
+            let est: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+            let found = by_file.get(&name).cloned().unwrap_or_default();
+            let has = |code: &str| found.iter().any(|d| d["code"] == code);
+            let one_run = matches!(
+                file.extension().and_then(|x| x.to_str()),
+                Some("yaml" | "yml" | "json" | "toml")
+            );
+            let short = est["verdict"] == "does not fit";
+            compared += 1;
+            assert!(
+                !short || has("HW101") || has("HW104"),
+                "{name} on {target:?}: estimate says it does not fit, check reports neither HW101 nor HW104"
+            );
+            if one_run {
+                assert!(
+                    short || !has("HW101"),
+                    "{name} on {target:?}: check reports HW101, estimate says {}",
+                    est["verdict"]
+                );
+            }
+            for d in found.iter().filter(|d| d["code"] == "HW102") {
+                let message = d["message"].as_str().unwrap();
+                let n = message
+                    .split("up to micro-batch ")
+                    .nth(1)
+                    .and_then(|s| s.split(' ').next())
+                    .unwrap();
+                if one_run {
+                    assert_eq!(
+                        n,
+                        est["max_micro_batch"].to_string(),
+                        "{name} on {target:?}: HW102 says {message}"
+                    );
+                }
+            }
+        }
+    }
+    assert!(compared > 150, "{compared}");
+}

@@ -5,11 +5,11 @@ use std::path::Path;
 use miette::Diagnostic;
 use serde::Serialize;
 
-use super::memory::{estimate, MemoryEstimate, Plan};
+use super::memory::{MemoryEstimate, Plan, Precision};
 use super::models::{read_hf_config, Architecture, ModelError};
-use super::plan::{find_model, least_plan, least_reasons, plan_for, Gap, Planned};
+use super::plan::{find_model, memory_for, Gap, MemoryContext};
 use super::throughput::step_seconds;
-use super::verdict::{max_micro_batch, need_bytes, usable_bytes};
+use super::verdict::{max_micro_batch, HEADROOM_LINE};
 use crate::cli::EstimateArgs;
 use crate::dialect::{Concept, Origin, Setting, SettingValue, TrainingSetup};
 use crate::hardware::{catalog, Target};
@@ -43,9 +43,12 @@ pub struct TargetResult {
     pub verdict: &'static str,
     /// Largest micro-batch whose need fits the usable memory (0: none).
     pub max_micro_batch: u64,
-    pub step_seconds: f64,
+    /// `None` when the GPU cannot run the plan's precision (see `step_note`).
+    pub step_seconds: Option<f64>,
     /// Steps x step time, when the number of steps is known.
     pub run_seconds: Option<f64>,
+    /// Why there is no step time.
+    pub step_note: Option<String>,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -230,14 +233,6 @@ fn flag_defaults(setup: &mut TrainingSetup) {
     }
 }
 
-/// The JAX memory fraction a config's run uses (`XLA_PYTHON_CLIENT_MEM_FRACTION`), when valid.
-fn config_fraction(setup: &TrainingSetup) -> Option<f64> {
-    setup
-        .float(crate::dialect::Concept::MemFraction)
-        .map(|(f, _)| f)
-        .filter(|f| *f > 0.0 && *f <= 1.0)
-}
-
 /// The flag that gives an input a config lacks.
 fn flag_for(missing: &str) -> &'static str {
     match missing {
@@ -250,124 +245,38 @@ fn flag_for(missing: &str) -> &'static str {
     }
 }
 
-/// Builds the plan: the config's setup first, each flag over its own input.
-fn build_plan(
-    args: &EstimateArgs,
-    target: &Target,
-) -> Result<(Planned, Option<u64>, Inputs, Option<f64>), EstimateError> {
-    let mut models: Vec<Architecture> = Vec::new();
-    let (mut setup, linked, base_dir, global_batch_splits, sharding_in_file_only) = match &args
-        .config
-    {
-        Some(path) => {
-            let configs = ConfigResolver::new(Overrides::default())?;
-            let settings = configs
-                .config_for(path)?
-                .for_file(path, &Overrides::default())?;
-            let text = crate::lint::read_text(path, crate::lint::MAX_FILE_BYTES)
-                .map_err(|m| usage(format!("{}: {m}", path.display())))?;
-            let format = crate::syntax::Format::from_path(path)
-                .ok_or_else(|| usage(format!("{}: not a format hwlint reads", path.display())))?;
-            let doc = crate::syntax::parse(&text, format)
-                .map_err(|e| usage(format!("{}: {}", path.display(), e.message)))?;
-            let (dialect, root) = doc
-                .roots
-                .iter()
-                .find_map(|r| crate::dialect::detect(&settings.dialects, r, format, path))
-                .ok_or_else(|| {
-                    usage(format!(
-                        "{}: not a training config hwlint recognises",
-                        path.display()
-                    ))
-                })?;
-            let setup = crate::dialect::resolve(dialect, &root);
-            let linked = crate::dialect::linked_deepspeed(&setup, path, &settings.dialects);
-            models = settings.models.to_vec();
-            (
-                setup,
-                linked.map(|l| l.setup),
-                path.parent().unwrap_or(Path::new(".")).to_path_buf(),
-                dialect.semantics.global_batch_splits_over_devices,
-                dialect.semantics.sharding_in_file_only,
-            )
-        }
-        None => (
-            TrainingSetup {
-                dialect: "flags".into(),
-                ..TrainingSetup::default()
-            },
-            None,
-            Path::new(".").to_path_buf(),
-            false,
-            false,
+/// The error for a run the estimator cannot plan, naming the input to give.
+fn gap_error(gap: Gap, config: Option<&Path>) -> EstimateError {
+    match gap {
+        Gap::UnknownModel(m) => usage(format!(
+            "model `{m}` is not in hwlint's catalog: pass --model with a config.json, or declare [models.\"{m}\"] in hwlint.toml"
+        )),
+        Gap::Missing("model") => usage(
+            "say which model: --model NAME|config.json (or give a training config that names one)",
         ),
-    };
-    // A model given by flag is found from the working directory, not the config's folder.
-    if let Some(m) = &args.model {
-        models.insert(
-            0,
-            Architecture {
-                name: m.clone(),
-                ..model_from_flag(m)?
-            },
-        );
+        Gap::Unsupported(what) => usage(format!(
+            "the estimator has no recipe for {what}, so it cannot estimate this run"
+        )),
+        Gap::Missing(what) => usage(match config {
+            Some(p) => format!(
+                "{} does not give the {what}, and its framework has no default: pass {}",
+                p.display(),
+                flag_for(what)
+            ),
+            None => format!("the {what} is not known: pass {}", flag_for(what)),
+        }),
     }
-    overlay_flags(&mut setup, args);
-    if args.config.is_none() {
-        flag_defaults(&mut setup);
-    }
-    let plan_inputs = super::plan::Inputs {
-        setup: &setup,
-        linked: linked.as_ref(),
-        models: &models,
-        base_dir: &base_dir,
-        target,
-        // The GPUs the config's target states (hwlint.toml), unless --gpus says otherwise;
-        // flags alone describe one GPU unless --gpus says more.
-        data_parallel: args
-            .gpus
-            .map(|g| g as i64)
-            .or(target.gpus.map(i64::from))
-            .or(args.config.is_none().then_some(1)),
-        mem_fraction: args.memory_fraction.or(config_fraction(&setup)),
-        global_batch_splits,
-        sharding_in_file_only,
-    };
-    let planned = match plan_for(&plan_inputs) {
-        Ok(p) => p,
-        Err(Gap::UnknownModel(m)) => {
-            return Err(usage(format!(
-                "model `{m}` is not in hwlint's catalog: pass --model with a config.json, or declare [models.\"{m}\"] in hwlint.toml"
-            )))
-        }
-        Err(Gap::Missing("model")) => {
-            return Err(usage(
-                "say which model: --model NAME|config.json (or give a training config that names one)",
-            ))
-        }
-        Err(Gap::Unsupported(what)) => {
-            return Err(usage(format!(
-                "the estimator has no recipe for {what}, so it cannot estimate this run"
-            )))
-        }
-        Err(Gap::Missing(what)) => {
-            return Err(usage(match &args.config {
-                Some(p) => format!(
-                    "{} does not give the {what}, and its framework has no default: pass {}",
-                    p.display(),
-                    flag_for(what)
-                ),
-                None => format!("the {what} is not known: pass {}", flag_for(what)),
-            }))
-        }
-    };
-    let inputs = planned
-        .used
-        .iter()
+}
+
+/// Where each input of the plan came from: `flag`, the config key, or `default (...)`.
+fn input_origins(
+    used: &[(&'static str, Concept)],
+    setup: &TrainingSetup,
+    linked: Option<&TrainingSetup>,
+) -> Inputs {
+    used.iter()
         .filter_map(|(name, c)| {
-            let from = setup
-                .get(*c)
-                .or_else(|| linked.as_ref().and_then(|l| l.get(*c)))?;
+            let from = setup.get(*c).or_else(|| linked.and_then(|l| l.get(*c)))?;
             Some((
                 name.to_string(),
                 match &from.origin {
@@ -382,11 +291,133 @@ fn build_plan(
                 },
             ))
         })
-        .collect();
-    let steps = args
-        .steps
-        .or(setup.int(Concept::TotalSteps).map(|(s, _)| s.max(0) as u64));
-    Ok((planned, steps, inputs, plan_inputs.mem_fraction))
+        .collect()
+}
+
+/// One target's memory context with what the report needs besides.
+struct Answer {
+    target: Target,
+    memory: MemoryContext,
+}
+
+/// A run described by flags alone: one GPU unless `--gpus` says more.
+fn from_flags(
+    args: &EstimateArgs,
+    targets: &[Target],
+) -> Result<(Vec<Answer>, Option<u64>, Inputs), EstimateError> {
+    let mut models: Vec<Architecture> = Vec::new();
+    if let Some(m) = &args.model {
+        models.push(Architecture {
+            name: m.clone(),
+            ..model_from_flag(m)?
+        });
+    }
+    let mut setup = TrainingSetup {
+        dialect: "flags".into(),
+        ..TrainingSetup::default()
+    };
+    overlay_flags(&mut setup, args);
+    flag_defaults(&mut setup);
+    let mut answers = Vec::new();
+    for target in targets {
+        let inputs = super::plan::Inputs {
+            setup: &setup,
+            linked: None,
+            models: &models,
+            base_dir: Path::new("."),
+            target,
+            data_parallel: Some(args.gpus.map_or(1, |g| g as i64)),
+            mem_fraction: args.memory_fraction,
+            global_batch_splits: false,
+            sharding_in_file_only: false,
+        };
+        let memory = memory_for(&inputs).map_err(|g| gap_error(g, None))?;
+        answers.push(Answer {
+            target: target.clone(),
+            memory,
+        });
+    }
+    let used = answers
+        .first()
+        .map(|a| a.memory.used.clone())
+        .unwrap_or_default();
+    Ok((answers, args.steps, input_origins(&used, &setup, None)))
+}
+
+/// A run read from a config file, through the same function `check`'s memory rules use
+/// ([`crate::lint::run_memories`]): the same runs, launch lines, linked DeepSpeed config, world
+/// size and JAX memory fraction, with each flag over the one input it names.
+fn from_config(
+    args: &EstimateArgs,
+    path: &Path,
+    targets: &[Target],
+) -> Result<(Vec<Answer>, Option<u64>, Inputs), EstimateError> {
+    let configs = ConfigResolver::new(Overrides::default())?;
+    let mut settings = configs
+        .config_for(path)?
+        .for_file(path, &Overrides::default())?;
+    // A model given by flag is found from the working directory, not the config's folder.
+    if let Some(m) = &args.model {
+        let mut models = settings.models.to_vec();
+        models.insert(
+            0,
+            Architecture {
+                name: m.clone(),
+                ..model_from_flag(m)?
+            },
+        );
+        settings.models = std::sync::Arc::new(models);
+    }
+    let text = crate::lint::read_text(path, settings.max_file_bytes)
+        .map_err(|m| usage(format!("{}: {m}", path.display())))?;
+    let format = crate::syntax::Format::from_path(path)
+        .ok_or_else(|| usage(format!("{}: not a format hwlint reads", path.display())))?;
+    let adjust = |setup: &mut TrainingSetup| {
+        overlay_flags(setup, args);
+        if let Some(f) = args.memory_fraction {
+            setup.settings.insert(
+                Concept::MemFraction,
+                flag_setting("memory-fraction", SettingValue::Float(f)),
+            );
+        }
+    };
+    let mut answers = Vec::new();
+    let mut steps = None;
+    let mut origins = Vec::new();
+    for target in targets {
+        settings.target = target.clone();
+        if let Some(g) = args.gpus {
+            settings.target.gpus = Some(u32::try_from(g).unwrap_or(u32::MAX));
+        }
+        let runs = crate::lint::run_memories(path, &text, format, &settings, &adjust)
+            .map_err(|m| usage(format!("{}: {m}", path.display())))?;
+        let Some(run) = runs.into_iter().next() else {
+            return Err(usage(format!(
+                "{}: not a training config hwlint recognises",
+                path.display()
+            )));
+        };
+        if !run.uses_gpu {
+            return Err(usage(format!(
+                "{}: the run does not train on a GPU (its device setting says otherwise), so there is no GPU memory to estimate",
+                path.display()
+            )));
+        }
+        let memory = run.memory.map_err(|g| gap_error(g, Some(path)))?;
+        if answers.is_empty() {
+            steps = args.steps.or(run
+                .setup
+                .int(Concept::TotalSteps)
+                .map(|(s, _)| s.max(0) as u64));
+            let linked = crate::dialect::linked_deepspeed(&run.setup, path, &settings.dialects);
+            origins = input_origins(&memory.used, &run.setup, linked.as_ref().map(|l| &l.setup));
+        }
+        answers.push(Answer {
+            target: settings.target.clone(),
+            memory,
+        });
+    }
+    Ok((answers, steps, origins))
 }
 
 fn model_from_flag(name: &str) -> Result<super::models::Architecture, EstimateError> {
@@ -436,37 +467,57 @@ pub fn run(args: &EstimateArgs) -> Result<EstimateReport, EstimateError> {
         }
     }
     let targets = targets_of(args)?;
-    let (planned, steps, inputs, mem_fraction) = build_plan(args, &targets[0])?;
-    let plan = planned.plan.clone();
-    let est = estimate(&plan);
-    let need = need_bytes(&est);
-    let reasons = least_reasons(&planned);
-    let lower = least_plan(&planned).map(|p| {
-        let e = estimate(&p);
-        (p, e)
-    });
-    let least_need = lower.as_ref().map(|(_, e)| need_bytes(e));
-    let results = targets
+    let (answers, steps, inputs) = match &args.config {
+        Some(path) => from_config(args, path, &targets)?,
+        None => from_flags(args, &targets)?,
+    };
+    let Some(first) = answers.first() else {
+        return Err(usage("no target to estimate on"));
+    };
+    let m = &first.memory;
+    let plan = m.most.plan.clone();
+    let est = m.most.estimate.clone();
+    let need = m.most.verdict.need_bytes;
+    let mut bounded = Vec::new();
+    if m.sharding_unknown {
+        bounded.push("the model states sharded over any number of GPUs".to_string());
+    }
+    bounded.extend(m.bounded.iter().cloned());
+    let results = answers
         .iter()
-        .map(|t| {
-            let usable = usable_bytes(&t.gpu, mem_fraction);
-            let step = step_seconds(&plan, &est, &t.gpu);
-            let verdict = match least_need {
-                _ if need <= usable => "fits",
-                Some(l) if l <= usable => "may fit",
-                _ => "does not fit",
+        .map(|a| {
+            let most = &a.memory.most;
+            let least = a.memory.least();
+            let usable = most.verdict.usable_bytes;
+            // The rules' verdict: HW101 reports a shortage only when even the least the step
+            // can need does not fit.
+            let verdict = if most.verdict.fits {
+                "fits"
+            } else if least.verdict.fits {
+                "may fit"
+            } else {
+                "does not fit"
             };
+            let step = runnable_step_seconds(&most.plan, &most.estimate, &a.target.gpu);
             TargetResult {
-                target: t.name.clone(),
-                gpu: t.gpu.key.clone(),
+                target: a.target.name.clone(),
+                gpu: a.target.gpu.key.clone(),
                 usable_bytes: usable,
-                need_bytes: need,
-                least_need_bytes: least_need,
-                fits: need <= usable,
+                need_bytes: most.verdict.need_bytes,
+                least_need_bytes: a.memory.least.as_ref().map(|l| l.verdict.need_bytes),
+                fits: most.verdict.fits,
                 verdict,
-                max_micro_batch: max_micro_batch(&plan, usable, 1.0),
+                max_micro_batch: max_micro_batch(&most.plan, usable, HEADROOM_LINE),
                 step_seconds: step,
-                run_seconds: steps.map(|s| s as f64 * step),
+                run_seconds: step.zip(steps).map(|(t, s)| s as f64 * t),
+                step_note: step.is_none().then(|| {
+                    format!(
+                        "{} cannot run {}: no bf16 (compute capability {})",
+                        a.target.gpu.key,
+                        most.plan.precision_label(),
+                        a.target.gpu.compute_capability
+                    )
+                }),
             }
         })
         .collect();
@@ -474,11 +525,22 @@ pub fn run(args: &EstimateArgs) -> Result<EstimateReport, EstimateError> {
         need_bytes: need,
         plan,
         estimate: est,
-        least: lower.map(|(_, e)| e),
-        bounded: reasons,
-        assumed: planned.assumed,
+        least: m.least.as_ref().map(|l| l.estimate.clone()),
+        bounded,
+        assumed: m.assumptions.clone(),
         steps,
         inputs,
         targets: results,
     })
+}
+
+/// The step time on `gpu`, or `None` when the GPU cannot run the plan's precision at all (bf16
+/// on a T4 or V100: the framework refuses it, HW401), rather than a time for a run that stops.
+pub fn runnable_step_seconds(
+    plan: &Plan,
+    est: &MemoryEstimate,
+    gpu: &crate::hardware::Gpu,
+) -> Option<f64> {
+    let bf16 = matches!(plan.precision, Precision::Bf16Mixed | Precision::Bf16True);
+    (gpu.bf16 || !bf16).then(|| step_seconds(plan, est, gpu))
 }

@@ -49,6 +49,9 @@ pub struct MemoryContext {
     pub bounded: Vec<String>,
     /// Whether sharding over an unknown number of GPUs is why `least` exists.
     pub sharding_unknown: bool,
+    /// The settings the plan was read from, named for `hwlint estimate`'s `inputs` line.
+    #[serde(skip)]
+    pub used: Vec<(&'static str, Concept)>,
 }
 
 impl MemoryContext {
@@ -636,6 +639,7 @@ pub fn memory_for(i: &Inputs) -> Result<MemoryContext, Gap> {
         assumptions: planned.assumed,
         bounded: planned.bounded,
         sharding_unknown,
+        used: planned.used,
     })
 }
 

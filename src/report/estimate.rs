@@ -108,8 +108,17 @@ pub fn render_estimate(r: &EstimateReport) -> String {
                 _ => "no",
             },
             t.max_micro_batch,
-            duration(t.step_seconds),
+            t.step_seconds.map_or("no bf16".into(), duration),
             t.run_seconds.map_or("-".into(), duration),
+        ));
+    }
+    out.push_str(&format!(
+        "  (max micro-batch: the largest whose need stays within {:.0}% of usable memory, as HW101 and HW102 count it)\n",
+        crate::estimate::verdict::HEADROOM_LINE * 100.0
+    ));
+    for note in r.targets.iter().filter_map(|t| t.step_note.as_ref()) {
+        out.push_str(&format!(
+            "  {note}: set the precision to fp16 or fp32 for this GPU\n"
         ));
     }
     if !r.assumed.is_empty() {
