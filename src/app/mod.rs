@@ -2,6 +2,7 @@
 
 mod check;
 mod docs;
+mod show_settings;
 
 pub use docs::rule_markdown;
 

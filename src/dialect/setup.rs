@@ -7,7 +7,9 @@ use serde::Deserialize;
 use crate::syntax::Span;
 
 /// A canonical setting, named in `rules/dialects/*.toml` in snake_case (`micro_batch`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Deserialize)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Deserialize, serde::Serialize,
+)]
 #[serde(rename_all = "snake_case")]
 pub enum Concept {
     /// Samples per device per forward/backward.

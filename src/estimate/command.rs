@@ -478,26 +478,15 @@ pub fn run(args: &EstimateArgs) -> Result<EstimateReport, EstimateError> {
     let plan = m.most.plan.clone();
     let est = m.most.estimate.clone();
     let need = m.most.verdict.need_bytes;
-    let mut bounded = Vec::new();
-    if m.sharding_unknown {
-        bounded.push("the model states sharded over any number of GPUs".to_string());
-    }
-    bounded.extend(m.bounded.iter().cloned());
+    let bounded = m.least_reasons();
     let results = answers
         .iter()
         .map(|a| {
             let most = &a.memory.most;
-            let least = a.memory.least();
             let usable = most.verdict.usable_bytes;
             // The rules' verdict: HW101 reports a shortage only when even the least the step
             // can need does not fit.
-            let verdict = if most.verdict.fits {
-                "fits"
-            } else if least.verdict.fits {
-                "may fit"
-            } else {
-                "does not fit"
-            };
+            let verdict = a.memory.verdict_word();
             let step = runnable_step_seconds(&most.plan, &most.estimate, &a.target.gpu);
             TargetResult {
                 target: a.target.name.clone(),

@@ -60,6 +60,28 @@ impl MemoryContext {
         self.least.as_ref().unwrap_or(&self.most)
     }
 
+    /// The verdict the memory rules act on: `fits` at the most the step can need, `may fit`
+    /// at its least only (HW101 stays silent), `does not fit` even at its least (HW101).
+    pub fn verdict_word(&self) -> &'static str {
+        if self.most.verdict.fits {
+            "fits"
+        } else if self.least().verdict.fits {
+            "may fit"
+        } else {
+            "does not fit"
+        }
+    }
+
+    /// What the least estimate assumes, for messages and reports.
+    pub fn least_reasons(&self) -> Vec<String> {
+        let mut why = Vec::new();
+        if self.sharding_unknown {
+            why.push("the model states sharded over any number of GPUs".to_string());
+        }
+        why.extend(self.bounded.iter().cloned());
+        why
+    }
+
     /// True when one verdict holds (sharding known, every option modelled).
     pub fn exact(&self) -> bool {
         self.least.is_none()
@@ -616,16 +638,6 @@ pub fn least_plan(planned: &Planned) -> Option<Plan> {
         }
         p
     })
-}
-
-/// Why the least differs from the plan, for messages.
-pub fn least_reasons(planned: &Planned) -> Vec<String> {
-    let mut why = Vec::new();
-    if planned.sharding == Sharding::Unknown {
-        why.push("the model states sharded over any number of GPUs".to_string());
-    }
-    why.extend(planned.bounded.iter().cloned());
-    why
 }
 
 /// The plan, its estimate and the verdict on the target, or why there is none.

@@ -1,0 +1,168 @@
+"""Runs the `run:` steps of action.yml the way the runner does, against a built hwlint, and checks
+what a user sees: the outputs, the job summary and the exit status.
+
+    python3 scripts/run-action.py path/to/hwlint        (needs PyYAML)
+
+The `uses:` steps (the cache) are not run; their outputs are simulated as a cache hit, so the
+Install step is skipped and `~/.cargo/bin/hwlint` is the given binary. Each `run:` block gets
+the `env:` of its step with `${{ inputs.X }}` and `${{ steps.S.outputs.O }}` filled in, and
+GITHUB_OUTPUT, GITHUB_STEP_SUMMARY, GITHUB_ACTION_PATH and HOME set, as on a runner.
+Prints PASS/FAIL lines; exits 1 on any failure.
+"""
+
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+
+import yaml
+
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+failures = 0
+
+
+def check(ok, what, detail=""):
+    global failures
+    if ok:
+        print(f"PASS: {what}")
+    else:
+        failures += 1
+        print(f"FAIL: {what}")
+        if detail:
+            print("    " + detail.replace("\n", "\n    "))
+
+
+def expression(text, inputs, outputs):
+    """`${{ inputs.x }}` / `${{ steps.s.outputs.o }}`: the only expressions env: uses here."""
+
+    def one(m):
+        e = m.group(1).strip()
+        if e.startswith("inputs."):
+            return inputs.get(e[len("inputs."):], "")
+        s = re.fullmatch(r"steps\.([\w-]+)\.outputs\.([\w-]+)", e)
+        if s:
+            return outputs.get(s.group(1), {}).get(s.group(2), "")
+        raise ValueError(f"expression the simulation does not know: {e}")
+
+    return re.sub(r"\$\{\{(.*?)\}\}", one, str(text))
+
+
+def condition(cond, inputs, outputs):
+    """The `if:` forms action.yml uses."""
+    if cond is None:
+        return True
+    c = str(cond).strip()
+    m = re.fullmatch(r"inputs\.([\w-]+) == '(.*)'", c)
+    if m:
+        return inputs.get(m.group(1), "") == m.group(2)
+    m = re.fullmatch(r"steps\.([\w-]+)\.outputs\.([\w-]+) != '(.*)'", c)
+    if m:
+        return outputs.get(m.group(1), {}).get(m.group(2), "") != m.group(3)
+    m = re.fullmatch(r"always\(\) && steps\.([\w-]+)\.outcome == '(.*)'", c)
+    if m:
+        return outputs.get(m.group(1), {}).get("__outcome", "skipped") == m.group(2)
+    raise ValueError(f"condition the simulation does not know: {c}")
+
+
+def run_action(binary, inputs, cwd):
+    """Runs the action's steps; returns (exit status of the last step run, outputs, summary)."""
+    with open(os.path.join(REPO, "action.yml"), encoding="utf-8") as f:
+        action = yaml.safe_load(f)
+    defaults = {k: str(v.get("default", "")) for k, v in action["inputs"].items()}
+    inputs = {**defaults, **inputs}
+    work = tempfile.mkdtemp(prefix="hwlint-action-")
+    home = os.path.join(work, "home")
+    os.makedirs(os.path.join(home, ".cargo", "bin"))
+    shutil.copy(binary, os.path.join(home, ".cargo", "bin", "hwlint"))
+    summary = os.path.join(work, "summary.md")
+    open(summary, "w").close()
+    outputs = {"cache": {"cache-hit": "true", "cache-primary-key": "k"}}
+    status = 0
+    for i, step in enumerate(action["runs"]["steps"]):
+        sid = step.get("id", f"step{i}")
+        if status != 0 and "always()" not in str(step.get("if", "")):
+            break
+        if "uses" in step or not condition(step.get("if"), inputs, outputs):
+            continue
+        out_file = os.path.join(work, f"output-{i}")
+        open(out_file, "w").close()
+        env = {
+            "PATH": os.environ["PATH"],
+            "HOME": home,
+            "GITHUB_ACTIONS": "true",
+            "GITHUB_OUTPUT": out_file,
+            "GITHUB_STEP_SUMMARY": summary,
+            "GITHUB_ACTION_PATH": REPO,
+            "RUNNER_TEMP": work,
+            "RUNNER_OS": "Linux",
+        }
+        for k, v in (step.get("env") or {}).items():
+            env[k] = expression(v, inputs, outputs)
+        p = subprocess.run(["bash", "--noprofile", "--norc", "-eo", "pipefail", "-c", step["run"]],
+                           cwd=cwd, env=env, capture_output=True, text=True)
+        got = {"__outcome": "success" if p.returncode == 0 else "failure"}
+        with open(out_file, encoding="utf-8") as f:
+            for line in f:
+                if "=" in line:
+                    k, v = line.rstrip("\n").split("=", 1)
+                    got[k] = v
+        outputs[sid] = got
+        status = p.returncode
+    with open(summary, encoding="utf-8") as f:
+        text = f.read()
+    shutil.rmtree(work, ignore_errors=True)
+    return status, outputs, text
+
+
+def main():
+    binary = os.path.abspath(sys.argv[1])
+    with open(os.path.join(REPO, "action.yml"), encoding="utf-8") as f:
+        action = yaml.safe_load(f)
+    uses = [s.get("uses", "") for s in action["runs"]["steps"]]
+    check(not any(re.match(r"actions/cache@", u) for u in uses),
+          "the action never uses the combined actions/cache (its post-step save is skipped when the job fails)")
+    save = [s for s in action["runs"]["steps"] if s.get("uses", "").startswith("actions/cache/save@")]
+    restore = [s for s in action["runs"]["steps"] if s.get("uses", "").startswith("actions/cache/restore@")]
+    check(len(restore) == 1 and len(save) == 1 and "always()" in str(save[0].get("if", "")),
+          "the build cache is restored by actions/cache/restore and saved by actions/cache/save with if: always()")
+
+    # A repository with a config that does not fit an RTX 4090 and one that does.
+    repo = tempfile.mkdtemp(prefix="hwlint-action-repo-")
+    try:
+        for f in ("fixtures/rules/HW101/bad-trl.yaml", "fixtures/rules/HW101/clean-trl.yaml"):
+            shutil.copy(os.path.join(REPO, f), os.path.join(repo, os.path.basename(f)))
+        status, outputs, summary = run_action(binary, {"target": "rtx-4090", "paths": "."}, repo)
+        check(status == 1, "fail-on warning: the job fails on findings", f"exit {status}\n{summary}")
+        check(outputs.get("lint", {}).get("exit-code") == "1", "the exit-code output is hwlint's (1)")
+        # A bare GPU name is one GPU model and no count (DESIGN.md "World size").
+        check("Target: rtx-4090 (23.6 GiB)" in summary and "1 x rtx-4090" not in summary,
+              "the job summary names the target GPU without inventing a GPU count", summary)
+        rows = {line.split("|")[1].strip(): line for line in summary.splitlines()
+                if line.startswith("| ") and ".yaml" in line}
+        direct = subprocess.run([binary, "check", "--target", "rtx-4090", "--output-format", "concise", "."],
+                                cwd=repo, capture_output=True, text=True).stdout
+        for name, row in sorted(rows.items()):
+            flagged = f"{name}:" in direct and "HW101" in "".join(l for l in direct.splitlines() if l.startswith(name))
+            says_no = "**no**" in row
+            check(flagged == says_no,
+                  f"the job summary's verdict for {name} is check's (HW101 {'reported' if flagged else 'not reported'})",
+                  row + "\n" + direct)
+        check(len(rows) == 2, "the job summary has a memory row per training config", summary)
+
+        status, outputs, summary = run_action(binary, {"target": "rtx-4090", "paths": ".", "fail-on": "never"}, repo)
+        check(status == 0, "fail-on never: the job passes with findings")
+        status, _, summary = run_action(binary, {"target": "h100", "paths": "."}, repo)
+        check(status == 2 and "exited 2" in summary,
+              "an ambiguous target is a configuration error (exit 2) the summary explains", summary)
+    finally:
+        shutil.rmtree(repo, ignore_errors=True)
+    if failures:
+        print(f"RESULT: FAIL ({failures})")
+        sys.exit(1)
+    print("RESULT: PASS")
+
+
+if __name__ == "__main__":
+    main()

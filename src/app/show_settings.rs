@@ -1,0 +1,239 @@
+//! `hwlint check --show-settings`: what hwlint read from each file, and from where, as text for
+//! a person or as JSON (`--output-format json`) for tools such as the GitHub Action's job
+//! summary.
+//!
+//! The JSON schema (`"schema": 1`) is stable: fields are only added.
+//!
+//! ```text
+//! { "schema": 1,
+//!   "files": [{
+//!     "path": "configs/sft.yaml",
+//!     "dialect": "trl" | null,                      // null: not a training config
+//!     "target": { "name", "gpu", "gpu_memory_bytes", "gpus": N | null, "cpu_cores", "ram_gb",
+//!                 "storage_mb_s", "default": bool, "description" },
+//!     "runs": [{
+//!       "dialect": "trl", "name": "TrainConfig `pi0`" | null, "line": 1,
+//!       "merged": [{ "what": "the --config_file", "path": "accelerate.yaml" }],
+//!       "not_training": "why" | null,
+//!       "settings": [{ "concept": "micro_batch", "value": 8 | 2.0e-5 | true | "bf16"
+//!                      | { "unknown": "${oc.env:BS}" },
+//!                      "origin": "file" | "default" | "flag", "key": "per_device_train_batch_size",
+//!                      "file": "configs/sft.yaml", "line": 3 | null, "described": "..." }],
+//!       "memory": { "model", "micro_batch", "seq_len", "precision", "peak_allocated_bytes",
+//!                   "need_bytes", "least_need_bytes" | null, "usable_bytes",
+//!                   "verdict": "fits" | "may fit" | "does not fit", "max_micro_batch",
+//!                   "bounded": [..], "assumed": [..] }
+//!               | { "none": "why there is no estimate" } | null   // null: not on a GPU
+//!     }] }] }
+//! ```
+
+use serde_json::{json, Value};
+
+use crate::dialect::{Origin, SettingValue};
+use crate::estimate::plan::Gap;
+use crate::estimate::verdict::{max_micro_batch, HEADROOM_LINE};
+use crate::lint::{run_memories, runs_in_text, shown_path, FileResult};
+use crate::syntax::Format;
+
+/// The text form: one block per file, one line per setting.
+pub fn render_text(results: &[FileResult]) -> String {
+    let mut out = String::new();
+    for r in results {
+        let Some(settings) = &r.settings else {
+            continue;
+        };
+        let Some(name) = &r.dialect else {
+            out.push_str(&format!(
+                "{}: not a training config hwlint knows\n",
+                r.path.display()
+            ));
+            continue;
+        };
+        out.push_str(&format!(
+            "{}: {name} · target {}\n",
+            r.path.display(),
+            settings.target.describe()
+        ));
+        let Ok(doc) =
+            crate::syntax::parse(&r.text, Format::from_path(&r.path).unwrap_or(Format::Yaml))
+        else {
+            continue;
+        };
+        let runs = runs_in_text(&doc, &r.text, &r.path, &settings.dialects);
+        let several = runs.len() > 1 || doc.format == Format::Shell;
+        for (index, run) in &runs {
+            if several {
+                let (line, _) = r.lines().position(&r.text, doc.roots[*index].span.start);
+                let named = run
+                    .dialect
+                    .setup_name
+                    .as_deref()
+                    .and_then(|k| run.root.get_path(&[k]))
+                    .and_then(|n| n.as_scalar())
+                    .map_or(String::new(), |n| format!(" `{}`", n.text));
+                out.push_str(&format!("  line {line}: {}{named}\n", run.dialect.name));
+            }
+            for m in &run.merged {
+                out.push_str(&format!(
+                    "  over {}: {}\n",
+                    m.what,
+                    shown_path(&m.path).display()
+                ));
+            }
+            if let Some(why) = &run.setup.not_training {
+                out.push_str(&format!("  not a training run: {why}\n"));
+            }
+            for (concept, s) in &run.setup.settings {
+                let from = match &s.origin {
+                    Origin::File { value_span, .. } => {
+                        run.source_at(value_span.start).map_or(String::new(), |m| {
+                            format!(" in {}", shown_path(&m.path).display())
+                        })
+                    }
+                    _ => String::new(),
+                };
+                out.push_str(&format!(
+                    "  {:<26} {:<22} {}{from}\n",
+                    format!("{concept:?}"),
+                    format!("{:?}", s.value),
+                    s.origin.describe()
+                ));
+            }
+        }
+    }
+    out
+}
+
+fn value(v: &SettingValue) -> Value {
+    match v {
+        SettingValue::Int(i) => json!(i),
+        SettingValue::Float(f) => json!(f),
+        SettingValue::Bool(b) => json!(b),
+        SettingValue::Str(s) => json!(s),
+        SettingValue::Unknown(s) => json!({ "unknown": s }),
+    }
+}
+
+/// The JSON form (schema in the module documentation).
+pub fn render_json(results: &[FileResult]) -> String {
+    let files: Vec<Value> = results.iter().filter_map(file_json).collect();
+    let mut s =
+        serde_json::to_string_pretty(&json!({ "schema": 1, "files": files })).unwrap_or_default();
+    s.push('\n');
+    s
+}
+
+fn file_json(r: &FileResult) -> Option<Value> {
+    let settings = r.settings.as_ref()?;
+    let t = &settings.target;
+    let target = json!({
+        "name": t.name,
+        "gpu": t.gpu.key,
+        "gpu_memory_bytes": t.gpu.vram_bytes,
+        "gpus": t.gpus,
+        "cpu_cores": t.host.cpu_cores,
+        "ram_gb": t.host.ram_gb,
+        "storage_mb_s": t.host.storage_mb_s,
+        "default": t.is_default,
+        "description": t.describe(),
+    });
+    let path = r.path.display().to_string();
+    let format = Format::from_path(&r.path).unwrap_or(Format::Yaml);
+    let mut runs = Vec::new();
+    if r.dialect.is_some() {
+        if let Ok(doc) = crate::syntax::parse(&r.text, format) {
+            let memories =
+                run_memories(&r.path, &r.text, format, settings, &|_| {}).unwrap_or_default();
+            let read = runs_in_text(&doc, &r.text, &r.path, &settings.dialects);
+            for ((index, run), memory) in read.iter().zip(memories) {
+                let (line, _) = r.lines().position(&r.text, doc.roots[*index].span.start);
+                let settings: Vec<Value> = run
+                    .setup
+                    .settings
+                    .iter()
+                    .map(|(concept, s)| {
+                        let (origin, file, line) = match &s.origin {
+                            Origin::File { value_span, .. } => {
+                                let source = run.source_at(value_span.start);
+                                let file = source.map_or(path.clone(), |m| {
+                                    shown_path(&m.path).display().to_string()
+                                });
+                                let l = match source {
+                                    None => r.lines().position(&r.text, value_span.start).0,
+                                    Some(m) => {
+                                        let text = &run.text[m.start..m.start + m.len];
+                                        let at = (value_span.start - m.start).min(text.len());
+                                        crate::syntax::LineIndex::new(text).position(text, at).0
+                                    }
+                                };
+                                ("file", file, Some(l))
+                            }
+                            Origin::Default { .. } => ("default", path.clone(), None),
+                            Origin::Flag { .. } => ("flag", path.clone(), None),
+                        };
+                        json!({
+                            "concept": concept,
+                            "value": value(&s.value),
+                            "origin": origin,
+                            "key": s.origin.key(),
+                            "file": file,
+                            "line": line,
+                            "described": s.origin.describe(),
+                        })
+                    })
+                    .collect();
+                runs.push(json!({
+                    "dialect": run.dialect.name,
+                    "name": memory.name,
+                    "line": line,
+                    "merged": run.merged.iter().map(|m| json!({
+                        "what": m.what,
+                        "path": shown_path(&m.path).display().to_string(),
+                    })).collect::<Vec<_>>(),
+                    "not_training": run.setup.not_training,
+                    "settings": settings,
+                    "memory": memory_json(&memory),
+                }));
+            }
+        }
+    }
+    Some(json!({
+        "path": path,
+        "dialect": r.dialect,
+        "target": target,
+        "runs": runs,
+    }))
+}
+
+/// The run's memory as HW101-HW105 see it; `null` when it does not train on the GPU.
+fn memory_json(m: &crate::lint::RunMemory) -> Value {
+    if !m.uses_gpu {
+        return Value::Null;
+    }
+    let c = match &m.memory {
+        Ok(c) => c,
+        Err(gap) => {
+            let why = match gap {
+                Gap::UnknownModel(name) => format!("model `{name}` is not in hwlint's catalog"),
+                Gap::Missing(what) => format!("the {what} is not known"),
+                Gap::Unsupported(what) => format!("no recipe for {what}"),
+            };
+            return json!({ "none": why });
+        }
+    };
+    let most = &c.most;
+    json!({
+        "model": most.plan.model,
+        "micro_batch": most.plan.batch,
+        "seq_len": most.plan.seq_len,
+        "precision": most.plan.precision_label(),
+        "peak_allocated_bytes": most.estimate.peak_bytes,
+        "need_bytes": most.verdict.need_bytes,
+        "least_need_bytes": c.least.as_ref().map(|l| l.verdict.need_bytes),
+        "usable_bytes": most.verdict.usable_bytes,
+        "verdict": c.verdict_word(),
+        "max_micro_batch": max_micro_batch(&most.plan, most.verdict.usable_bytes, HEADROOM_LINE),
+        "bounded": c.least_reasons(),
+        "assumed": c.assumptions,
+    })
+}
