@@ -476,7 +476,7 @@ pub fn run(args: &EstimateArgs) -> Result<EstimateReport, EstimateError> {
     };
     let m = &first.memory;
     let plan = m.most.plan.clone();
-    let est = m.most.estimate.clone();
+    let est = m.most.estimate;
     let need = m.most.verdict.need_bytes;
     let bounded = m.least_reasons();
     let results = answers
@@ -514,7 +514,7 @@ pub fn run(args: &EstimateArgs) -> Result<EstimateReport, EstimateError> {
         need_bytes: need,
         plan,
         estimate: est,
-        least: m.least.as_ref().map(|l| l.estimate.clone()),
+        least: m.least.as_ref().map(|l| l.estimate),
         bounded,
         assumed: m.assumptions.clone(),
         steps,
