@@ -379,3 +379,60 @@ fn detect_degrades_without_a_gpu() {
         "the config still loads"
     );
 }
+
+/// `detect --write` on a machine without a GPU keeps the GPU the file's target names (a name or
+/// a table, with its count) and adds the host facts, saying so.
+#[test]
+fn detect_write_without_a_gpu_keeps_the_configured_gpu() {
+    let d = tempfile::tempdir().unwrap();
+    // No nvidia-smi on PATH: this machine has no GPU, wherever the test runs.
+    let no_gpu = |args: &[&str]| {
+        let out = hwlint(d.path())
+            .env("PATH", d.path().join("empty"))
+            .args(args)
+            .output()
+            .unwrap();
+        (
+            out.status.code(),
+            String::from_utf8_lossy(&out.stderr).into_owned(),
+        )
+    };
+    for (before, kept, said) in [
+        (
+            "target = \"h100-sxm\"\n",
+            "gpu = \"h100-sxm\"\n",
+            "(gpu = \"h100-sxm\")",
+        ),
+        (
+            "[target]\ngpu = \"a100-80gb\"\ngpus = 8\n",
+            "gpu = \"a100-80gb\"\ngpus = 8\n",
+            "(gpu = \"a100-80gb\", gpus = 8)",
+        ),
+    ] {
+        fs::write(d.path().join("hwlint.toml"), before).unwrap();
+        let (code, stderr) = no_gpu(&["detect", "--write", "hwlint.toml"]);
+        assert_eq!(code, Some(0), "{stderr}");
+        assert!(
+            stderr.contains(said) && stderr.contains("no GPU on this machine"),
+            "{stderr}"
+        );
+        let cfg = fs::read_to_string(d.path().join("hwlint.toml")).unwrap();
+        assert!(cfg.contains(kept) && cfg.contains("cpu_cores = "), "{cfg}");
+        // And the file still gives that GPU to check.
+        let out = hwlint(d.path())
+            .args(["check", "--show-settings", "--output-format", "json", "."])
+            .output()
+            .unwrap();
+        assert!(out.status.success());
+    }
+    // With no target before, there is no GPU to keep: the table says how to add one.
+    fs::write(d.path().join("hwlint.toml"), "").unwrap();
+    let (code, stderr) = no_gpu(&["detect", "--write", "hwlint.toml"]);
+    assert_eq!(code, Some(0));
+    assert!(!stderr.contains("kept"), "{stderr}");
+    let cfg = fs::read_to_string(d.path().join("hwlint.toml")).unwrap();
+    assert!(
+        cfg.contains("# Add the GPU your runs train on") && !cfg.contains("\ngpu ="),
+        "{cfg}"
+    );
+}

@@ -119,13 +119,25 @@ fn detect(args: DetectArgs) -> Result<u8, Report> {
         ))?;
         return Ok(0);
     }
-    let table = detect::target_toml(&found);
+    let no_gpu = !matches!(&found.gpus, Ok(g) if !g.is_empty());
     match &args.write {
         Some(path) => {
+            // Without a GPU here, the GPU the file's target already names stays: detection
+            // adds the host facts, it does not replace a cluster's GPU with none.
+            let kept = no_gpu.then(|| detect::configured_gpu(path)).flatten();
+            let table = detect::target_toml_keeping(&found, kept.as_ref());
             detect::write_into_config(path, &table).map_err(|e| miette::miette!("{e}"))?;
-            emit_err(&format!("wrote [target] to {}\n", path.display()));
+            let mut said = format!("wrote [target] to {}", path.display());
+            if let Some(k) = &kept {
+                said.push_str(&format!(
+                    ": no GPU on this machine, so the target's GPU is kept (gpu = \"{}\"{}) and this machine's CPU cores and RAM are added",
+                    k.gpu,
+                    k.gpus.map_or(String::new(), |n| format!(", gpus = {n}"))
+                ));
+            }
+            emit_err(&format!("{said}\n"));
         }
-        None => emit(&table)?,
+        None => emit(&detect::target_toml(&found))?,
     }
     Ok(0)
 }

@@ -326,6 +326,50 @@ pub fn detect() -> Detected {
 /// A target is one GPU model times a count, so on a machine with mixed GPUs it describes the most
 /// common model (the first listed on a tie) and says so in a comment.
 pub fn target_toml(d: &Detected) -> String {
+    target_toml_keeping(d, None)
+}
+
+/// The GPU a config file's existing target names, kept when this machine has none to say
+/// (`hwlint detect --write` on a laptop must not drop the cluster's GPU).
+#[derive(Debug, Clone, PartialEq)]
+pub struct ConfiguredGpu {
+    pub gpu: String,
+    pub gpus: Option<u32>,
+}
+
+/// The GPU (and count) the `target` of a hwlint.toml or pyproject.toml's `[tool.hwlint]` names:
+/// a GPU or machine name, a target file, or a `[target]` table with `gpu`. `None` when the file
+/// is missing, does not parse, or names no GPU.
+pub fn configured_gpu(path: &Path) -> Option<ConfiguredGpu> {
+    let text = std::fs::read_to_string(path).ok()?;
+    let doc: toml::Table = text.parse().ok()?;
+    let target = if path.file_name().is_some_and(|n| n == "pyproject.toml") {
+        doc.get("tool")?.get("hwlint")?.get("target")?
+    } else {
+        doc.get("target")?
+    };
+    match target {
+        toml::Value::String(name) => {
+            let base = path.parent().unwrap_or(Path::new("."));
+            let t = crate::settings::resolve_target(name, base, "hwlint.toml `target`").ok()?;
+            Some(ConfiguredGpu {
+                gpu: t.gpu.key,
+                gpus: t.gpus,
+            })
+        }
+        toml::Value::Table(t) => Some(ConfiguredGpu {
+            gpu: t.get("gpu")?.as_str()?.to_string(),
+            gpus: t
+                .get("gpus")
+                .and_then(toml::Value::as_integer)
+                .and_then(|n| u32::try_from(n).ok()),
+        }),
+        _ => None,
+    }
+}
+
+/// [`target_toml`], with `kept` written as the GPU when this machine has none.
+pub fn target_toml_keeping(d: &Detected, kept: Option<&ConfiguredGpu>) -> String {
     let mut head = vec![HEADER_COMMENT.to_string()];
     let mut body = Vec::new();
     let suggest = || {
@@ -365,13 +409,25 @@ pub fn target_toml(d: &Detected) -> String {
             }
             body.push(format!("gpus = {count}"));
         }
-        Ok(_) => {
-            head.push("# No GPU found: nvidia-smi listed none.".to_string());
-            head.push(suggest());
-        }
-        Err(reason) => {
-            head.push(format!("# No GPU found: {}.", comment_safe(reason)));
-            head.push(suggest());
+        Ok(_) | Err(_) => {
+            let why = match &d.gpus {
+                Err(reason) => comment_safe(reason),
+                Ok(_) => "nvidia-smi listed none".to_string(),
+            };
+            head.push(format!("# No GPU found: {why}."));
+            match kept {
+                Some(k) => {
+                    head.push(
+                        "# The GPU of the target this file had is kept; the host facts are this machine's."
+                            .to_string(),
+                    );
+                    body.push(format!("gpu = {}", Value::from(k.gpu.as_str())));
+                    if let Some(n) = k.gpus {
+                        body.push(format!("gpus = {n}"));
+                    }
+                }
+                None => head.push(suggest()),
+            }
         }
     }
     // Host facts are written even without a GPU: the host rules (workers vs. cores, RAM) need
