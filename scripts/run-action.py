@@ -50,24 +50,47 @@ def expression(text, inputs, outputs):
 
 
 def condition(cond, inputs, outputs):
-    """The `if:` forms action.yml uses."""
+    """The `if:` forms action.yml uses: `&&` of `always()`, `inputs.X ==/!= 'v'`,
+    `steps.S.outputs.O ==/!= 'v'` and `steps.S.outcome == 'v'`."""
     if cond is None:
         return True
-    c = str(cond).strip()
-    m = re.fullmatch(r"inputs\.([\w-]+) == '(.*)'", c)
-    if m:
-        return inputs.get(m.group(1), "") == m.group(2)
-    m = re.fullmatch(r"steps\.([\w-]+)\.outputs\.([\w-]+) != '(.*)'", c)
-    if m:
-        return outputs.get(m.group(1), {}).get(m.group(2), "") != m.group(3)
-    m = re.fullmatch(r"always\(\) && steps\.([\w-]+)\.outcome == '(.*)'", c)
-    if m:
-        return outputs.get(m.group(1), {}).get("__outcome", "skipped") == m.group(2)
-    raise ValueError(f"condition the simulation does not know: {c}")
+    result = True
+    for atom in str(cond).split("&&"):
+        a = atom.strip()
+        if a == "always()":
+            continue
+        m = re.fullmatch(r"(inputs\.([\w-]+)|steps\.([\w-]+)\.(outputs\.([\w-]+)|outcome)) (==|!=) '(.*)'", a)
+        if not m:
+            raise ValueError(f"condition the simulation does not know: {a}")
+        if m.group(2):
+            value = inputs.get(m.group(2), "")
+        elif m.group(4) == "outcome":
+            value = outputs.get(m.group(3), {}).get("__outcome", "skipped")
+        else:
+            value = outputs.get(m.group(3), {}).get(m.group(5), "")
+        result = result and ((value == m.group(7)) == (m.group(6) == "=="))
+    return result
 
 
-def run_action(binary, inputs, cwd):
-    """Runs the action's steps; returns (exit status of the last step run, outputs, summary)."""
+def path_without(tool, work):
+    """PATH with every program but `tool` (a runner without a Rust toolchain)."""
+    bin_dir = os.path.join(work, "path-without-" + tool)
+    os.makedirs(bin_dir, exist_ok=True)
+    for d in os.environ["PATH"].split(os.pathsep):
+        if not os.path.isdir(d):
+            continue
+        for name in os.listdir(d):
+            target = os.path.join(d, name)
+            link = os.path.join(bin_dir, name)
+            if name != tool and os.access(target, os.X_OK) and not os.path.lexists(link):
+                os.symlink(target, link)
+    return bin_dir
+
+
+def run_action(binary, inputs, cwd, no_cargo=False, extra_env=None):
+    """Runs the action's steps; returns (exit status of the last step run, outputs, summary).
+    A cache restore that runs is a hit (the binary is in place); `no_cargo` leaves cargo off
+    PATH."""
     with open(os.path.join(REPO, "action.yml"), encoding="utf-8") as f:
         action = yaml.safe_load(f)
     defaults = {k: str(v.get("default", "")) for k, v in action["inputs"].items()}
@@ -75,21 +98,28 @@ def run_action(binary, inputs, cwd):
     work = tempfile.mkdtemp(prefix="hwlint-action-")
     home = os.path.join(work, "home")
     os.makedirs(os.path.join(home, ".cargo", "bin"))
-    shutil.copy(binary, os.path.join(home, ".cargo", "bin", "hwlint"))
     summary = os.path.join(work, "summary.md")
     open(summary, "w").close()
-    outputs = {"cache": {"cache-hit": "true", "cache-primary-key": "k"}}
+    outputs = {}
+    path = path_without("cargo", work) if no_cargo else os.environ["PATH"]
     status = 0
     for i, step in enumerate(action["runs"]["steps"]):
         sid = step.get("id", f"step{i}")
         if status != 0 and "always()" not in str(step.get("if", "")):
             break
-        if "uses" in step or not condition(step.get("if"), inputs, outputs):
+        if not condition(step.get("if"), inputs, outputs):
+            continue
+        if "uses" in step:
+            if step["uses"].startswith("actions/cache/restore@"):
+                shutil.copy(binary, os.path.join(home, ".cargo", "bin", "hwlint"))
+                outputs[sid] = {"cache-hit": "true", "cache-primary-key": "k", "__outcome": "success"}
+            elif step["uses"].startswith("actions/cache/save@"):
+                outputs["saved"] = {"yes": "true"}
             continue
         out_file = os.path.join(work, f"output-{i}")
         open(out_file, "w").close()
         env = {
-            "PATH": os.environ["PATH"],
+            "PATH": path,
             "HOME": home,
             "GITHUB_ACTIONS": "true",
             "GITHUB_OUTPUT": out_file,
@@ -98,6 +128,7 @@ def run_action(binary, inputs, cwd):
             "RUNNER_TEMP": work,
             "RUNNER_OS": "Linux",
         }
+        env.update(extra_env or {})
         for k, v in (step.get("env") or {}).items():
             env[k] = expression(v, inputs, outputs)
         p = subprocess.run(["bash", "--noprofile", "--norc", "-eo", "pipefail", "-c", step["run"]],
@@ -108,6 +139,7 @@ def run_action(binary, inputs, cwd):
                 if "=" in line:
                     k, v = line.rstrip("\n").split("=", 1)
                     got[k] = v
+        got["__log"] = p.stdout + p.stderr
         outputs[sid] = got
         status = p.returncode
     with open(summary, encoding="utf-8") as f:
@@ -150,6 +182,56 @@ def main():
                   f"the job summary's verdict for {name} is check's (HW101 {'reported' if flagged else 'not reported'})",
                   row + "\n" + direct)
         check(len(rows) == 2, "the job summary has a memory row per training config", summary)
+
+        # A prebuilt binary by URL: a wheel as scripts/try-wheel.sh builds it, a tarball, and
+        # a download that fails, which falls back to building (here without cargo: an error
+        # that says what to do).
+        import tarfile, zipfile
+        version = subprocess.run([binary, "--version"], capture_output=True, text=True).stdout.split()[1]
+        wheel = os.path.join(repo, "..", f"hwlint-{version}-py3-none-any.whl")
+        with zipfile.ZipFile(wheel, "w") as z:
+            z.write(binary, f"hwlint-{version}.data/scripts/hwlint")
+            info = f"hwlint-{version}.dist-info"
+            z.writestr(f"{info}/METADATA", f"Metadata-Version: 2.1\nName: hwlint\nVersion: {version}\n")
+            z.writestr(f"{info}/WHEEL", "Wheel-Version: 1.0\nGenerator: run-action.py\nRoot-Is-Purelib: false\nTag: py3-none-any\n")
+            z.writestr(f"{info}/RECORD", "")
+        tarball = os.path.join(repo, "..", "hwlint.tar.gz")
+        with tarfile.open(tarball, "w:gz") as t:
+            t.add(binary, "hwlint-x86_64/hwlint")
+        for what, url in (("a wheel", wheel), ("a tarball", tarball)):
+            status, outputs, summary = run_action(
+                binary, {"target": "rtx-4090", "paths": ".", "url": "file://" + os.path.abspath(url)}, repo,
+                no_cargo=True)
+            check(status == 1 and outputs.get("install", {}).get("built") == "false"
+                  and "cache" not in outputs and "saved" not in outputs
+                  and outputs.get("lint", {}).get("exit-code") == "1",
+                  f"url input: hwlint installed from {what} without building or caching, then lints",
+                  str({k: v for k, v in outputs.items()}))
+        os.remove(tarball)
+        # The version input, from a package index (here a folder standing in for PyPI).
+        index = os.path.join(repo, "..", "index")
+        os.makedirs(index, exist_ok=True)
+        shutil.move(wheel, os.path.join(index, os.path.basename(wheel)))
+        status, outputs, _ = run_action(
+            binary, {"target": "rtx-4090", "paths": ".", "version": version}, repo, no_cargo=True,
+            extra_env={"PIP_NO_INDEX": "1", "PIP_FIND_LINKS": index, "PIP_CONFIG_FILE": os.devnull})
+        check(outputs.get("install", {}).get("built") == "false" and outputs.get("lint", {}).get("exit-code") == "1",
+              f"version input: the wheel of hwlint {version} is installed from the index, not built",
+              outputs.get("install", {}).get("__log", ""))
+        status, outputs, _ = run_action(
+            binary, {"target": "rtx-4090", "paths": ".", "version": "0.0.1"}, repo, no_cargo=True,
+            extra_env={"PIP_NO_INDEX": "1", "PIP_FIND_LINKS": index, "PIP_CONFIG_FILE": os.devnull})
+        log = outputs.get("install", {}).get("__log", "")
+        check(status != 0 and "no prebuilt wheel of hwlint 0.0.1" in log,
+              "version input with no such wheel: a warning, then the build", log)
+        shutil.rmtree(index)
+        status, outputs, _ = run_action(
+            binary, {"target": "rtx-4090", "paths": ".", "url": "file:///nonexistent/hwlint.whl"}, repo,
+            no_cargo=True)
+        log = outputs.get("install", {}).get("__log", "")
+        check(status != 0 and "building it instead" in log and "cargo is not on PATH" in log
+              and "lint" not in outputs,
+              "url input that fails: a warning, then the build, which without cargo stops with what to do", log)
 
         status, outputs, summary = run_action(binary, {"target": "rtx-4090", "paths": ".", "fail-on": "never"}, repo)
         check(status == 0, "fail-on never: the job passes with findings")

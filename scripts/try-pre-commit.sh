@@ -19,7 +19,11 @@
 #   3. `pre-commit try-repo <this repo> hwlint --all-files` must fail and name HW201;
 #   4. `pre-commit try-repo <this repo> hwlint-fix --all-files` must rewrite the value to 15
 #      (16 cores - 1) and leave every other byte of the file as it was;
-#   5. `pre-commit try-repo <this repo> hwlint --all-files` must then pass.
+#   5. `pre-commit try-repo <this repo> hwlint --all-files` must then pass;
+#   6. with several configs naming the same unknown model, HW901 is said once per run (pre-commit
+#      would otherwise split the files into parallel batches, one hwlint each);
+#   7. the `language: python` variant (hwlint-python: pip builds the maturin wheel) reports the
+#      same finding.
 #
 # pre-commit's `rust` language runs `cargo install --bins --root <env> --path .` in its clone.
 # The build goes to CARGO_TARGET_DIR=target/try-pre-commit of this checkout (override with
@@ -231,6 +235,45 @@ if [ "$rc" -eq 0 ] && grep -q "Passed" "$work/hwlint-2.log"; then
 else
     fail "hook hwlint still fails on the fixed config (exit $rc)"
     explain_error "$work/hwlint-2.log"
+fi
+
+# --- 4. HW901 once per run, whatever the batches ----------------------------------------------
+for i in 1 2 3 4 5 6; do
+    cat >"$consumer/configs/sweep-$i.yaml" <<YAML
+# Hugging Face Trainer arguments (TrainingArguments)
+output_dir: out-$i
+model_name_or_path: our-org/internal-7b
+per_device_train_batch_size: 4
+max_steps: 100
+save_steps: 50
+YAML
+done
+git -C "$consumer" add -A
+rc=0
+try_repo hwlint "$work/hwlint-901.log" || rc=$?
+n901="$(grep -c "HW901" "$work/hwlint-901.log" || true)"
+if [ "$n901" -eq 1 ]; then
+    pass "HW901 for a model six configs name is reported once (exit $rc)"
+else
+    fail "HW901 reported $n901 times for one unknown model in six configs (expected once)"
+    show_log "$work/hwlint-901.log"
+fi
+git -C "$consumer" rm -q --cached configs/sweep-*.yaml
+rm -f "$consumer"/configs/sweep-*.yaml
+
+# --- 5. the language: python variant -------------------------------------------------------------
+sed -i 's/^dataloader_num_workers: 15 /dataloader_num_workers: 64 /' "$consumer/configs/train.yaml"
+git -C "$consumer" add -A
+echo "running the hwlint-python hook (pip builds the maturin wheel)..."
+start=$SECONDS
+rc=0
+try_repo hwlint-python "$work/hwlint-python.log" || rc=$?
+echo "  (took $((SECONDS - start)) s, exit $rc)"
+if [ "$rc" -ne 0 ] && grep -q "HW201" "$work/hwlint-python.log"; then
+    pass "hook hwlint-python (language: python) fails on the bad config and reports HW201"
+else
+    fail "hook hwlint-python (exit $rc) did not report HW201"
+    explain_error "$work/hwlint-python.log"
 fi
 
 if [ "$failures" -eq 0 ]; then

@@ -269,7 +269,23 @@ fn stdin_force_exclude_exit_on_fix_and_version() {
         .write_stdin(HF)
         .output()
         .unwrap();
-    assert!(String::from_utf8_lossy(&out.stdout).starts_with("args.yaml:3:13: HW303"));
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(stdout.starts_with("args.yaml:3:13: HW303"));
+    // Standard input gets the summary line files get; with --fix it goes to standard error.
+    assert!(stdout.contains("\nFound 1 problem"), "{stdout}");
+    let out = hwlint(d.path())
+        .args(["-", "--stdin-filename", "args.yaml", "--fix"])
+        .write_stdin(format!("{HF}dataloader_num_workers: 64\n"))
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("Fixed 1 problem."), "{stderr}");
+    let out = hwlint(d.path())
+        .args(["-", "--stdin-filename", "args.yaml", "-q"])
+        .write_stdin(HF)
+        .output()
+        .unwrap();
+    assert!(!String::from_utf8_lossy(&out.stdout).contains("Found"));
 
     fs::create_dir_all(d.path().join("templates")).unwrap();
     fs::write(d.path().join("templates/x.yaml"), HF).unwrap();

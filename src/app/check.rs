@@ -356,7 +356,18 @@ fn check_stdin(
     });
     result.settings = Some(settings);
     let results = vec![result];
-    let rendered = render(format, &results, args);
+    let mut rendered = render(format, &results, args);
+    if !args.quiet && (is_human(format) || args.statistics) {
+        // The same summary line as for files; with --fix it goes with the diagnostics to
+        // standard error, since standard output is the fixed text.
+        rendered.push_str(&report::summary(
+            &results,
+            &target_text(&results, configs)?,
+            args.unsafe_fixes,
+            false,
+        ));
+        rendered.push('\n');
+    }
     if args.fix {
         emit(&String::from_utf8_lossy(&results[0].output_bytes()))?;
         super::emit_err(&rendered);
