@@ -251,7 +251,7 @@ done
 git -C "$consumer" add -A
 rc=0
 try_repo hwlint "$work/hwlint-901.log" || rc=$?
-n901="$(grep -c "HW901" "$work/hwlint-901.log" || true)"
+n901="$(grep -c "HW901 unknown-model" "$work/hwlint-901.log" || true)"
 if [ "$n901" -eq 1 ]; then
     pass "HW901 for a model six configs name is reported once (exit $rc)"
 else
