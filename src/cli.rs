@@ -35,6 +35,27 @@ pub enum Command {
     Rule(RuleArgs),
     /// List every rule: code, name, severity, fix.
     Rules(RulesArgs),
+    /// Write a commented hwlint.toml here, with this machine as the target when it has a GPU.
+    Init(InitArgs),
+    /// Print a shell completion script (`hwlint completions bash > ~/.local/share/bash-completion/completions/hwlint`).
+    Completions(CompletionsArgs),
+    /// Print the man page (roff), generated from these definitions (`hwlint man > hwlint.1`).
+    Man,
+}
+
+#[derive(Debug, Args, Clone)]
+pub struct InitArgs {
+    /// Where to write it (default: hwlint.toml in the current folder). An existing file is
+    /// never overwritten.
+    #[arg(long, value_name = "FILE", default_value = "hwlint.toml")]
+    pub path: PathBuf,
+}
+
+#[derive(Debug, Args, Clone)]
+pub struct CompletionsArgs {
+    /// The shell.
+    #[arg(value_enum)]
+    pub shell: clap_complete::Shell,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -86,6 +107,17 @@ pub struct CheckArgs {
     /// Skip these rules (codes or prefixes, comma-separated).
     #[arg(long, value_delimiter = ',', value_name = "CODES")]
     pub ignore: Option<Vec<String>>,
+    /// Add these rules to the selection (hwlint.toml's `select` or --select) instead of
+    /// replacing it.
+    #[arg(long, value_delimiter = ',', value_name = "CODES")]
+    pub extend_select: Option<Vec<String>>,
+    /// Skip files and folders matching these globs, instead of hwlint.toml's `exclude`
+    /// (relative to the current folder; comma-separated).
+    #[arg(long, value_delimiter = ',', value_name = "GLOBS")]
+    pub exclude: Option<Vec<String>>,
+    /// Skip these too, on top of `exclude` (comma-separated globs).
+    #[arg(long, value_delimiter = ',', value_name = "GLOBS")]
+    pub extend_exclude: Option<Vec<String>>,
     /// How to print diagnostics (default: `full`, or `github` when GITHUB_ACTIONS=true).
     #[arg(long, value_enum, env = "HWLINT_OUTPUT_FORMAT")]
     pub output_format: Option<OutputFormat>,
@@ -137,6 +169,14 @@ pub struct CheckArgs {
     /// instead of diagnostics.
     #[arg(long)]
     pub show_settings: bool,
+    /// List the files hwlint would check, one per line with the config file that applies,
+    /// and check nothing.
+    #[arg(long, conflicts_with_all = ["fix", "diff", "show_settings", "add_ignore"])]
+    pub show_files: bool,
+    /// Say on standard error what was read: the config file that applied to each file, the
+    /// dialect recognised and the keys that decided it, the files merged in.
+    #[arg(short, long, conflicts_with = "quiet")]
+    pub verbose: bool,
     /// Print diagnostics only, no summary line.
     #[arg(short, long)]
     pub quiet: bool,

@@ -21,7 +21,17 @@ pub enum DiscoverError {
 }
 
 /// The commands; a missing path close to one of them was probably meant as it.
-const COMMANDS: [&str; 6] = ["check", "estimate", "targets", "detect", "rule", "rules"];
+const COMMANDS: [&str; 9] = [
+    "check",
+    "estimate",
+    "targets",
+    "detect",
+    "rule",
+    "rules",
+    "init",
+    "completions",
+    "man",
+];
 
 /// `did you mean the command ...?` for a missing path that is a misspelt command.
 fn command_meant(path: &Path) -> Option<String> {
@@ -56,9 +66,7 @@ pub fn discover(
             });
         }
         if !p.is_dir() {
-            if Format::from_path(p).is_some()
-                && !(force_exclude && configs.config_for(p)?.is_excluded(p))
-            {
+            if Format::from_path(p).is_some() && !(force_exclude && configs.is_excluded(p)?) {
                 out.push(strip_dot(p));
             }
             continue;
@@ -74,7 +82,7 @@ pub fn discover(
             {
                 continue;
             }
-            if configs.config_for(path)?.is_excluded(path) {
+            if configs.is_excluded(path)? {
                 continue;
             }
             out.push(strip_dot(path));

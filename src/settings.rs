@@ -167,6 +167,12 @@ pub struct Overrides {
     pub ram_gb: Option<f64>,
     pub select: Option<Vec<String>>,
     pub ignore: Option<Vec<String>>,
+    /// Added to the selection (`--extend-select`).
+    pub extend_select: Vec<String>,
+    /// Replaces hwlint.toml's `exclude` (`--exclude`), globs relative to the working folder.
+    pub exclude: Option<Vec<String>>,
+    /// Added to `exclude` (`--extend-exclude`).
+    pub extend_exclude: Vec<String>,
 }
 
 /// Settings that apply to one linted file.
@@ -379,9 +385,14 @@ impl LoadedConfig {
                 ignore.extend(codes.iter().cloned());
             }
         }
+        let mut select = o.select.clone().unwrap_or_else(|| self.file.select.clone());
+        // An empty selection is every rule already.
+        if !select.is_empty() {
+            select.extend(o.extend_select.iter().cloned());
+        }
         Ok(FileSettings {
             target,
-            select: o.select.clone().unwrap_or_else(|| self.file.select.clone()),
+            select,
             ignore,
             options: RuleOptions {
                 ram_per_worker_gb: self.file.ram_per_worker_gb.unwrap_or(2.5),
@@ -531,6 +542,9 @@ fn target_from_spec(name: &str, spec: &TargetSpec, context: &str) -> Result<Targ
 /// Finds and caches the closest config for each folder.
 pub struct ConfigResolver {
     overrides: Overrides,
+    /// `--exclude` and `--extend-exclude`, relative to the working folder.
+    exclude: Option<GlobSet>,
+    extend_exclude: GlobSet,
     fixed: Option<Arc<LoadedConfig>>,
     cache: Mutex<HashMap<PathBuf, Arc<LoadedConfig>>>,
     empty: Arc<LoadedConfig>,
@@ -542,6 +556,13 @@ impl ConfigResolver {
     pub fn new(overrides: Overrides) -> Result<ConfigResolver, ConfigError> {
         check_rule_codes(overrides.select.as_deref().unwrap_or(&[]), "--select")?;
         check_rule_codes(overrides.ignore.as_deref().unwrap_or(&[]), "--ignore")?;
+        check_rule_codes(&overrides.extend_select, "--extend-select")?;
+        let exclude = overrides
+            .exclude
+            .as_deref()
+            .map(|g| globset(g, Path::new("--exclude")))
+            .transpose()?;
+        let extend_exclude = globset(&overrides.extend_exclude, Path::new("--extend-exclude"))?;
         let fixed = match (&overrides.config, overrides.no_config) {
             (_, true) => Some(Arc::new(LoadedConfig::empty()?)),
             (Some(p), false) => Some(Arc::new(LoadedConfig::read(p)?.ok_or_else(|| {
@@ -554,6 +575,8 @@ impl ConfigResolver {
         };
         Ok(ConfigResolver {
             overrides,
+            exclude,
+            extend_exclude,
             fixed,
             cache: Mutex::new(HashMap::new()),
             empty: Arc::new(LoadedConfig::empty()?),
@@ -562,6 +585,26 @@ impl ConfigResolver {
 
     pub fn overrides(&self) -> &Overrides {
         &self.overrides
+    }
+
+    /// Whether a file (or a folder above it) is excluded: by `--exclude` when given, else by
+    /// the governing hwlint.toml's `exclude`; and by `--extend-exclude` either way.
+    pub fn is_excluded(&self, file: &Path) -> Result<bool, ConfigError> {
+        let on_command_line = |set: &GlobSet| {
+            let rel = file.strip_prefix("./").unwrap_or(file);
+            let rel = std::env::current_dir()
+                .ok()
+                .and_then(|cwd| absolute(rel).strip_prefix(cwd).ok().map(Path::to_path_buf))
+                .unwrap_or_else(|| rel.to_path_buf());
+            rel.ancestors()
+                .filter(|a| !a.as_os_str().is_empty())
+                .any(|a| set.is_match(a))
+        };
+        let excluded = match &self.exclude {
+            Some(set) => on_command_line(set),
+            None => self.config_for(file)?.is_excluded(file),
+        };
+        Ok(excluded || on_command_line(&self.extend_exclude))
     }
 
     /// The config that governs `file`: the closest one in its folder or above.

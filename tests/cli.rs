@@ -595,3 +595,125 @@ fn show_settings_as_json() {
     let flagged = String::from_utf8_lossy(&check.stdout).contains("HW101");
     assert_eq!(memory["verdict"] == "does not fit", flagged, "{memory}");
 }
+
+/// `--extend-select` adds to hwlint.toml's selection; `--exclude` replaces its `exclude` and
+/// `--extend-exclude` adds to it; `--show-files` lists what would be checked.
+#[test]
+fn extend_select_exclude_and_show_files() {
+    let d = tempfile::tempdir().unwrap();
+    write(d.path(), "t.yaml", BAD_HF);
+    write(d.path(), "templates/t.yaml", BAD_HF);
+    write(d.path(), "vendor/t.yaml", BAD_HF);
+    write(
+        d.path(),
+        "hwlint.toml",
+        "select = [\"HW2\"]\nexclude = [\"templates/**\"]\n",
+    );
+    let run = |args: &[&str]| {
+        let out = hwlint(d.path()).args(args).output().unwrap();
+        assert!(out.status.code().is_some_and(|c| c < 2), "{out:?}");
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    };
+    let concise = ["check", "--output-format", "concise", "t.yaml"];
+    assert!(!run(&concise).contains("HW303"));
+    let out = run(&[&concise[..], &["--extend-select", "HW303"]].concat());
+    assert!(out.contains("HW303"), "{out}");
+    let files = |extra: &[&str]| {
+        let out = run(&[&["check", "--show-files", "."][..], extra].concat());
+        out.lines().map(str::to_string).collect::<Vec<_>>()
+    };
+    assert_eq!(files(&[]), ["hwlint.toml", "t.yaml", "vendor/t.yaml"]);
+    assert_eq!(
+        files(&["--extend-exclude", "vendor"]),
+        ["hwlint.toml", "t.yaml"]
+    );
+    assert_eq!(
+        files(&["--exclude", "vendor/**,*.toml"]),
+        ["t.yaml", "templates/t.yaml"]
+    );
+    let out = hwlint(d.path())
+        .args(["check", "--extend-select", "HW9O1", "t.yaml"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+}
+
+/// `-v` says which config file applied, the dialect and the keys that decided it.
+#[test]
+fn verbose_says_what_was_read() {
+    let d = tempfile::tempdir().unwrap();
+    write(d.path(), "cfg/t.yaml", BAD_HF);
+    write(d.path(), "cfg/notes.yaml", "title: notes\n");
+    write(d.path(), "hwlint.toml", "ignore = [\"HW205\"]\n");
+    let out = hwlint(d.path())
+        .args(["check", "-v", "cfg"])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("hwlint: cfg/t.yaml: config hwlint.toml; target workstation"),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("line 2: dialect hf-trainer (keys ") && stderr.contains("save_steps"),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("cfg/notes.yaml: config hwlint.toml")
+            && stderr.contains("not a training config"),
+        "{stderr}"
+    );
+}
+
+/// Shell completions and the man page come from the clap definitions; `init` writes a config
+/// that loads, and never overwrites one.
+#[test]
+fn completions_man_page_and_init() {
+    let d = tempfile::tempdir().unwrap();
+    for (shell, marker) in [
+        ("bash", "_hwlint()"),
+        ("zsh", "#compdef hwlint"),
+        ("fish", "complete -c hwlint"),
+    ] {
+        let out = hwlint(d.path())
+            .args(["completions", shell])
+            .output()
+            .unwrap();
+        let text = String::from_utf8_lossy(&out.stdout);
+        assert!(
+            out.status.success() && text.contains(marker),
+            "{shell}: {text}"
+        );
+        assert!(text.contains("extend-select"), "{shell}");
+    }
+    let out = hwlint(d.path()).arg("man").output().unwrap();
+    let roff = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        roff.starts_with(".ie") || roff.contains(".TH hwlint"),
+        "{roff}"
+    );
+    assert!(
+        roff.contains("completions") && roff.contains("estimate"),
+        "{roff}"
+    );
+
+    let out = hwlint(d.path())
+        .env("PATH", d.path().join("no-nvidia-smi"))
+        .arg("init")
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    let written = fs::read_to_string(d.path().join("hwlint.toml")).unwrap();
+    assert!(written.contains("# select = ") && written.contains("hwlint detect --write"));
+    // The file loads: a check with it runs.
+    write(d.path(), "t.yaml", BAD_HF);
+    let (code, _) = stdout(hwlint(d.path()).args(["check", "t.yaml"]));
+    assert_eq!(code, 1);
+    let out = hwlint(d.path()).arg("init").output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("already exists; not overwritten"));
+    assert_eq!(
+        fs::read_to_string(d.path().join("hwlint.toml")).unwrap(),
+        written
+    );
+}

@@ -58,6 +58,9 @@ pub(super) fn check(args: CheckArgs) -> Result<u8, Report> {
         ram_gb: args.ram_gb,
         select: args.select.clone(),
         ignore: args.ignore.clone(),
+        extend_select: args.extend_select.clone().unwrap_or_default(),
+        exclude: args.exclude.clone(),
+        extend_exclude: args.extend_exclude.clone().unwrap_or_default(),
     };
     let configs = ConfigResolver::new(overrides)?;
     let format = args.output_format.unwrap_or_else(default_format);
@@ -80,6 +83,14 @@ pub(super) fn check(args: CheckArgs) -> Result<u8, Report> {
         args.paths.clone()
     };
     let files = discover(&paths, &configs, args.force_exclude)?;
+    if args.show_files {
+        let mut out = String::new();
+        for f in &files {
+            out.push_str(&format!("{}\n", f.display()));
+        }
+        emit(&out)?;
+        return Ok(0);
+    }
     if files.is_empty() && !args.quiet {
         // As ruff says it: nothing was checked, which "All checks passed" alone would hide.
         super::emit_err(
@@ -97,6 +108,9 @@ pub(super) fn check(args: CheckArgs) -> Result<u8, Report> {
         .collect::<Result<_, crate::settings::ConfigError>>()?;
     let mut results = once_per_model(results);
     let mut failed = results.iter().any(|r| r.internal_error);
+    if args.verbose {
+        super::emit_err(&verbose(&results));
+    }
 
     if args.show_settings {
         let shown = match format {
@@ -392,6 +406,56 @@ fn once_per_model(mut results: Vec<FileResult>) -> Vec<FileResult> {
     results
 }
 
+/// `--verbose`: for each file, the config file that applied, the target, the dialect and the
+/// keys that decided it, and the files merged into each run.
+fn verbose(results: &[FileResult]) -> String {
+    let mut out = String::new();
+    for r in results {
+        let Some(settings) = &r.settings else {
+            continue;
+        };
+        let config = settings.source.as_ref().map_or_else(
+            || "none (built-in defaults)".to_string(),
+            |p| crate::lint::shown_path(p).display().to_string(),
+        );
+        out.push_str(&format!(
+            "hwlint: {}: config {config}; target {}\n",
+            r.path.display(),
+            target_label(&settings.target)
+        ));
+        let format = Format::from_path(&r.path).unwrap_or(Format::Yaml);
+        let Ok(doc) = crate::syntax::parse(&r.text, format) else {
+            out.push_str("hwlint:   not read: it does not parse\n");
+            continue;
+        };
+        let runs = crate::lint::runs_in_text(&doc, &r.text, &r.path, &settings.dialects);
+        if runs.is_empty() {
+            out.push_str("hwlint:   not a training config: no dialect's signature matches\n");
+        }
+        for (index, run) in &runs {
+            let (line, _) = r.lines().position(&r.text, doc.roots[*index].span.start);
+            let why = crate::dialect::evidence(run.dialect, &doc.roots[*index], format);
+            out.push_str(&format!(
+                "hwlint:   line {line}: dialect {}{}\n",
+                run.dialect.name,
+                if why.is_empty() {
+                    String::new()
+                } else {
+                    format!(" ({why})")
+                }
+            ));
+            for m in &run.merged {
+                out.push_str(&format!(
+                    "hwlint:     over {}: {}\n",
+                    m.what,
+                    crate::lint::shown_path(&m.path).display()
+                ));
+            }
+        }
+    }
+    out
+}
+
 /// The target named in the summary line: the one every file used, or a note that they differ.
 fn target_text(results: &[FileResult], configs: &ConfigResolver) -> Result<String, Report> {
     let mut targets = results
@@ -410,14 +474,19 @@ fn target_text(results: &[FileResult], configs: &ConfigResolver) -> Result<Strin
     if targets.any(|t| *t != first) {
         return Ok("varies per file (hwlint.toml per-path)".into());
     }
-    // A bare GPU name is its own description (`target rtx-4090 (23.6 GiB)`).
-    let mut s = if first.describe().starts_with(&format!("{} (", first.name)) {
-        first.describe()
+    Ok(target_label(&first))
+}
+
+/// `workstation: rtx-4090 (23.6 GiB), 16 cores, 64 GB RAM (default)`; a bare GPU name is its
+/// own description (`rtx-4090 (23.6 GiB)`).
+fn target_label(t: &crate::hardware::Target) -> String {
+    let mut s = if t.describe().starts_with(&format!("{} (", t.name)) {
+        t.describe()
     } else {
-        format!("{}: {}", first.name, first.describe())
+        format!("{}: {}", t.name, t.describe())
     };
-    if first.is_default {
+    if t.is_default {
         s.push_str(" (default)");
     }
-    Ok(s)
+    s
 }

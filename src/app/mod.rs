@@ -2,6 +2,7 @@
 
 mod check;
 mod docs;
+mod init;
 mod show_settings;
 
 pub use docs::rule_markdown;
@@ -34,6 +35,26 @@ pub fn run(cli: Cli) -> Result<u8, Report> {
         Some(Command::Detect(args)) => detect(args),
         Some(Command::Rule(args)) => docs::rule(args),
         Some(Command::Rules(args)) => docs::rules(args),
+        Some(Command::Init(args)) => init::init(&args.path),
+        Some(Command::Completions(args)) => {
+            let mut out = Vec::new();
+            clap_complete::generate(
+                args.shell,
+                &mut <Cli as clap::CommandFactory>::command(),
+                "hwlint",
+                &mut out,
+            );
+            emit(&String::from_utf8_lossy(&out))?;
+            Ok(0)
+        }
+        Some(Command::Man) => {
+            let mut out = Vec::new();
+            clap_mangen::Man::new(<Cli as clap::CommandFactory>::command())
+                .render(&mut out)
+                .into_diagnostic()?;
+            emit(&String::from_utf8_lossy(&out))?;
+            Ok(0)
+        }
         None => check::check(cli.check),
     }
 }

@@ -205,6 +205,30 @@ pub fn detect<'d, 'r>(
     best.map(|(_, d, v)| (d, v))
 }
 
+/// Why [`detect`] recognised `d` in `root`, for `--verbose`: the signature keys present, or the
+/// script a launch line runs.
+pub fn evidence(d: &Dialect, root: &Node, format: Format) -> String {
+    let Some(view) = view(d, root, format) else {
+        return String::new();
+    };
+    let mut keys: Vec<&str> = d
+        .detect
+        .iter()
+        .flat_map(|sig| sig.keys.keys())
+        .filter(|k| has_path(&view, k))
+        .map(String::as_str)
+        .collect();
+    keys.sort_unstable();
+    keys.dedup();
+    if !keys.is_empty() {
+        return format!("keys {}", keys.join(", "));
+    }
+    match root.get_path(&["script"]).and_then(|n| n.as_scalar()) {
+        Some(script) => format!("it runs `{}`", script.text),
+        None => String::new(),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
