@@ -717,3 +717,43 @@ fn completions_man_page_and_init() {
         written
     );
 }
+
+/// A GPU name is not a GPU count (DESIGN.md "World size"): `--target h100-sxm`, or
+/// `target = "h100-sxm"` in hwlint.toml, on a DeepSpeed config built for 4 GPUs says nothing
+/// about its batch arithmetic; a count from `--gpus` does, and the fix that would change the
+/// global batch is never applied by `--fix` alone.
+#[test]
+fn a_gpu_name_is_not_a_gpu_count() {
+    let d = tempfile::tempdir().unwrap();
+    let ds = "{\n  \"train_batch_size\": 64,\n  \"train_micro_batch_size_per_gpu\": 4,\n  \"gradient_accumulation_steps\": 4,\n  \"bf16\": {\"enabled\": true}\n}\n";
+    write(d.path(), "ds_config.json", ds);
+    let concise = |extra: &[&str]| {
+        let (_, out) = stdout(
+            hwlint(d.path())
+                .args(["check", "--output-format", "concise", "ds_config.json"])
+                .args(extra),
+        );
+        out
+    };
+    let out = concise(&["--target", "h100-sxm"]);
+    assert!(
+        !out.contains("HW501") && out.contains("target h100-sxm (79.2 GiB)"),
+        "{out}"
+    );
+    write(d.path(), "hwlint.toml", "target = \"h100-sxm\"\n");
+    assert!(!concise(&[]).contains("HW501"));
+    let out = concise(&["--gpus", "1"]);
+    assert!(
+        out.contains("x 1 process (the 1 GPU of target h100-sxm) = 16"),
+        "{out}"
+    );
+    let out = concise(&["--fix", "--gpus", "2"]);
+    assert!(
+        out.contains("HW501") && out.contains("2 processes"),
+        "{out}"
+    );
+    assert_eq!(
+        fs::read_to_string(d.path().join("ds_config.json")).unwrap(),
+        ds
+    );
+}
