@@ -403,3 +403,23 @@ fn estimate_and_check_agree_on_every_fixture() {
     }
     assert!(compared > 150, "{compared}");
 }
+
+/// A config that does not train has no training step: `estimate` says so (exit 2), and
+/// `--show-settings --output-format json` gives it no memory, as the memory rules skip it.
+#[test]
+fn a_run_that_does_not_train_has_no_estimate() {
+    let file = "fixtures/rules/HW202/clean-hf-trainer-eval-only.yaml";
+    let (code, _, stderr) = run(&["estimate", file]);
+    assert_eq!(code, 2, "{stderr}");
+    assert!(
+        stderr.contains("not a training run") && stderr.contains("do_train"),
+        "{stderr}"
+    );
+    let (_, out, _) = run(&["check", "--show-settings", "--output-format", "json", file]);
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    let run = &v["files"][0]["runs"][0];
+    assert!(
+        run["not_training"].is_string() && run["memory"].is_null(),
+        "{run}"
+    );
+}

@@ -23,7 +23,8 @@
 //!                   "need_bytes", "least_need_bytes" | null, "usable_bytes",
 //!                   "verdict": "fits" | "may fit" | "does not fit", "max_micro_batch",
 //!                   "bounded": [..], "assumed": [..] }
-//!               | { "none": "why there is no estimate" } | null   // null: not on a GPU
+//!               | { "none": "why there is no estimate" }
+//!               | null   // null: the run does not train, or not on a GPU
 //!     }] }] }
 //! ```
 
@@ -207,7 +208,8 @@ fn file_json(r: &FileResult) -> Option<Value> {
 
 /// The run's memory as HW101-HW105 see it; `null` when it does not train on the GPU.
 fn memory_json(m: &crate::lint::RunMemory) -> Value {
-    if !m.uses_gpu {
+    // No rule looks at a run that does not train (`not_training` says why) or not on a GPU.
+    if !m.uses_gpu || m.setup.not_training.is_some() {
         return Value::Null;
     }
     let c = match &m.memory {

@@ -397,6 +397,12 @@ fn from_config(
                 path.display()
             )));
         };
+        if let Some(why) = &run.setup.not_training {
+            return Err(usage(format!(
+                "{}: not a training run, so there is no training step to estimate: {why}",
+                path.display()
+            )));
+        }
         if !run.uses_gpu {
             return Err(usage(format!(
                 "{}: the run does not train on a GPU (its device setting says otherwise), so there is no GPU memory to estimate",
