@@ -424,27 +424,16 @@ pub fn lint_text(
         let d = run.dialect;
         dialect_name.get_or_insert_with(|| d.name.clone());
         let linked = dialect::linked_deepspeed(&run.setup, path, &settings.dialects);
-        // A run with merged sources has its own text, so its own line index.
         let run_lines = std::cell::OnceCell::new();
-        let ctx = Context {
-            linked: linked.as_ref(),
-            setup: &run.setup,
-            dialect: d,
-            target: &settings.target,
-            text: &run.text,
-            lines: if run.merged.is_empty() {
-                &lines
-            } else {
-                &run_lines
-            },
-            doc: &doc,
-            root: &run.root,
-            front: &doc.roots[index],
-            options: &settings.options,
+        let ctx = run_context(
+            &run,
+            index,
+            &doc,
             path,
-            models: &settings.models,
-            memory: Default::default(),
-        };
+            settings,
+            linked.as_ref(),
+            (&lines, &run_lines),
+        );
         let mut found = Vec::new();
         for rule in RULES.iter().filter(|r| enabled(r)) {
             let Some(check) = rule.check else { continue };
@@ -535,6 +524,41 @@ pub fn runs_in_text<'a>(
     runs_of(doc, detected, text, path, dialects)
 }
 
+/// What the rules see of one run, for `check` and [`run_memories`] alike. `lines` are the
+/// file's line index and the run's own: a run with merged sources has its own text.
+fn run_context<'a>(
+    run: &'a Run<'_>,
+    index: usize,
+    doc: &'a syntax::Document,
+    path: &'a Path,
+    settings: &'a FileSettings,
+    linked: Option<&'a dialect::LinkedConfig>,
+    lines: (
+        &'a std::cell::OnceCell<syntax::LineIndex>,
+        &'a std::cell::OnceCell<syntax::LineIndex>,
+    ),
+) -> Context<'a> {
+    Context {
+        linked,
+        setup: &run.setup,
+        dialect: run.dialect,
+        target: &settings.target,
+        text: &run.text,
+        lines: if run.merged.is_empty() {
+            lines.0
+        } else {
+            lines.1
+        },
+        doc,
+        root: &run.root,
+        front: &doc.roots[index],
+        options: &settings.options,
+        path,
+        models: &settings.models,
+        memory: Default::default(),
+    }
+}
+
 /// One training run of a file with its memory estimate, as the memory rules see it.
 pub struct RunMemory {
     /// `TrainConfig \`pi0_libero\``, where the file holds several setups.
@@ -562,21 +586,16 @@ pub fn run_memories(
     for (index, mut run) in runs_in_text(&doc, text, path, &settings.dialects) {
         adjust(&mut run.setup);
         let linked = dialect::linked_deepspeed(&run.setup, path, &settings.dialects);
-        let ctx = Context {
-            linked: linked.as_ref(),
-            setup: &run.setup,
-            dialect: run.dialect,
-            target: &settings.target,
-            text: &run.text,
-            lines: &lines,
-            doc: &doc,
-            root: &run.root,
-            front: &doc.roots[index],
-            options: &settings.options,
+        let run_lines = std::cell::OnceCell::new();
+        let ctx = run_context(
+            &run,
+            index,
+            &doc,
             path,
-            models: &settings.models,
-            memory: Default::default(),
-        };
+            settings,
+            linked.as_ref(),
+            (&lines, &run_lines),
+        );
         let memory = ctx.memory().clone();
         out.push(RunMemory {
             name: setup_named(run.dialect, &run.root),
