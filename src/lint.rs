@@ -423,29 +423,21 @@ pub fn lint_text(
     for (index, run) in runs_of(&doc, detected, text, path, &settings.dialects) {
         let d = run.dialect;
         dialect_name.get_or_insert_with(|| d.name.clone());
-        let linked = dialect::linked_deepspeed(&run.setup, path, &settings.dialects);
-        let run_lines = std::cell::OnceCell::new();
-        let ctx = run_context(
-            &run,
-            index,
-            &doc,
-            path,
-            settings,
-            linked.as_ref(),
-            (&lines, &run_lines),
-        );
-        let mut found = Vec::new();
-        for rule in RULES.iter().filter(|r| enabled(r)) {
-            let Some(check) = rule.check else { continue };
-            for v in check(&ctx) {
-                found.push(Diagnostic {
-                    rule,
-                    message: v.message,
-                    span: v.span,
-                    fix: v.fix,
-                });
+        let mut found = with_context(&run, index, &doc, path, settings, &lines, |ctx| {
+            let mut found = Vec::new();
+            for rule in RULES.iter().filter(|r| enabled(r)) {
+                let Some(check) = rule.check else { continue };
+                for v in check(ctx) {
+                    found.push(Diagnostic {
+                        rule,
+                        message: v.message,
+                        span: v.span,
+                        fix: v.fix,
+                    });
+                }
             }
-        }
+            found
+        });
         // A launch line already names its setup; a config module's roots need saying which.
         let named = (format != Format::Shell)
             .then(|| setup_named(d, &run.root))
@@ -524,30 +516,30 @@ pub fn runs_in_text<'a>(
     runs_of(doc, detected, text, path, dialects)
 }
 
-/// What the rules see of one run, for `check` and [`run_memories`] alike. `lines` are the
-/// file's line index and the run's own: a run with merged sources has its own text.
-fn run_context<'a>(
-    run: &'a Run<'_>,
+/// Runs `f` on what the rules see of one run (its setup, the DeepSpeed JSON it names, the
+/// target), for `check` and [`run_memories`] alike. `lines` is the file's line index; a run with
+/// merged sources has its own text, so its own index.
+fn with_context<T>(
+    run: &Run<'_>,
     index: usize,
-    doc: &'a syntax::Document,
-    path: &'a Path,
-    settings: &'a FileSettings,
-    linked: Option<&'a dialect::LinkedConfig>,
-    lines: (
-        &'a std::cell::OnceCell<syntax::LineIndex>,
-        &'a std::cell::OnceCell<syntax::LineIndex>,
-    ),
-) -> Context<'a> {
-    Context {
-        linked,
+    doc: &syntax::Document,
+    path: &Path,
+    settings: &FileSettings,
+    lines: &std::cell::OnceCell<syntax::LineIndex>,
+    f: impl FnOnce(&Context) -> T,
+) -> T {
+    let linked = dialect::linked_deepspeed(&run.setup, path, &settings.dialects);
+    let run_lines = std::cell::OnceCell::new();
+    let ctx = Context {
+        linked: linked.as_ref(),
         setup: &run.setup,
         dialect: run.dialect,
         target: &settings.target,
         text: &run.text,
         lines: if run.merged.is_empty() {
-            lines.0
+            lines
         } else {
-            lines.1
+            &run_lines
         },
         doc,
         root: &run.root,
@@ -556,55 +548,61 @@ fn run_context<'a>(
         path,
         models: &settings.models,
         memory: Default::default(),
-    }
+    };
+    f(&ctx)
 }
 
 /// One training run of a file with its memory estimate, as the memory rules see it.
-pub struct RunMemory {
-    /// `TrainConfig \`pi0_libero\``, where the file holds several setups.
-    pub name: Option<String>,
-    pub setup: TrainingSetup,
-    /// Whether the run trains on the target's GPUs (else the memory rules stay silent).
-    pub uses_gpu: bool,
+pub struct RunMemory<'a> {
+    /// The index of the document root the run comes from.
+    pub index: usize,
+    pub run: Run<'a>,
+    /// The DeepSpeed JSON the run names, as the rules read it.
+    pub linked: Option<dialect::LinkedConfig>,
     pub memory: Result<MemoryContext, Gap>,
 }
 
-/// The memory estimate of each run in a file exactly as `check` computes it for HW101-HW105:
-/// the same runs, merged launch sources, linked DeepSpeed config, target and world size.
-/// `hwlint estimate FILE` and `--show-settings --output-format json` answer from this, so they
-/// cannot disagree with `check`. `adjust` changes a run's setup first (`estimate`'s flags).
-pub fn run_memories(
-    path: &Path,
-    text: &str,
-    format: Format,
-    settings: &FileSettings,
-    adjust: &dyn Fn(&mut TrainingSetup),
-) -> Result<Vec<RunMemory>, String> {
-    let doc = syntax::parse(text, format).map_err(|e| e.message)?;
-    let lines = std::cell::OnceCell::new();
-    let mut out = Vec::new();
-    for (index, mut run) in runs_in_text(&doc, text, path, &settings.dialects) {
-        adjust(&mut run.setup);
-        let linked = dialect::linked_deepspeed(&run.setup, path, &settings.dialects);
-        let run_lines = std::cell::OnceCell::new();
-        let ctx = run_context(
-            &run,
-            index,
-            &doc,
-            path,
-            settings,
-            linked.as_ref(),
-            (&lines, &run_lines),
-        );
-        let memory = ctx.memory().clone();
-        out.push(RunMemory {
-            name: setup_named(run.dialect, &run.root),
-            uses_gpu: run.setup.uses_gpu(),
-            memory,
-            setup: run.setup,
-        });
+impl RunMemory<'_> {
+    /// `TrainConfig \`pi0_libero\``, where the file holds several setups.
+    pub fn name(&self) -> Option<String> {
+        setup_named(self.run.dialect, &self.run.root)
     }
-    Ok(out)
+
+    /// The estimate the memory rules act on: none when the run does not train (`not_training`
+    /// says why) or not on the target's GPUs, since no memory rule looks at such a run.
+    pub fn checked(&self) -> Option<&Result<MemoryContext, Gap>> {
+        let setup = &self.run.setup;
+        (setup.uses_gpu() && setup.not_training.is_none()).then_some(&self.memory)
+    }
+}
+
+/// The memory estimate of each run of a parsed file exactly as `check` computes it for
+/// HW101-HW105: the same runs, merged launch sources, linked DeepSpeed config, target and world
+/// size. `hwlint estimate FILE` and `--show-settings --output-format json` answer from this, so
+/// they cannot disagree with `check`. `adjust` changes a run's setup first (`estimate`'s flags).
+pub fn run_memories<'a>(
+    doc: &'a syntax::Document,
+    text: &'a str,
+    path: &Path,
+    settings: &'a FileSettings,
+    adjust: &dyn Fn(&mut TrainingSetup),
+) -> Vec<RunMemory<'a>> {
+    let lines = std::cell::OnceCell::new();
+    runs_in_text(doc, text, path, &settings.dialects)
+        .into_iter()
+        .map(|(index, mut run)| {
+            adjust(&mut run.setup);
+            let (linked, memory) = with_context(&run, index, doc, path, settings, &lines, |ctx| {
+                (ctx.linked.cloned(), ctx.memory().clone())
+            });
+            RunMemory {
+                index,
+                run,
+                linked,
+                memory,
+            }
+        })
+        .collect()
 }
 
 /// How a message names the setup a root holds, where the dialect's files hold several

@@ -591,6 +591,10 @@ impl ConfigResolver {
     /// the governing hwlint.toml's `exclude`; and by `--extend-exclude` either way.
     pub fn is_excluded(&self, file: &Path) -> Result<bool, ConfigError> {
         let on_command_line = |set: &GlobSet| {
+            // Most runs pass no --exclude: no working-folder lookup per file then.
+            if set.is_empty() {
+                return false;
+            }
             let rel = file.strip_prefix("./").unwrap_or(file);
             let rel = std::env::current_dir()
                 .ok()

@@ -33,7 +33,7 @@ use serde_json::{json, Value};
 use crate::dialect::{Origin, SettingValue};
 use crate::estimate::plan::Gap;
 use crate::estimate::verdict::{max_micro_batch, HEADROOM_LINE};
-use crate::lint::{run_memories, runs_in_text, shown_path, FileResult};
+use crate::lint::{run_memories, runs_in_text, shown_path, FileResult, RunMemory};
 use crate::syntax::Format;
 
 /// The text form: one block per file, one line per setting.
@@ -138,81 +138,91 @@ fn file_json(r: &FileResult) -> Option<Value> {
         "default": t.is_default,
         "description": t.describe(),
     });
-    let path = r.path.display().to_string();
     let format = Format::from_path(&r.path).unwrap_or(Format::Yaml);
-    let mut runs = Vec::new();
-    if r.dialect.is_some() {
-        if let Ok(doc) = crate::syntax::parse(&r.text, format) {
-            let memories =
-                run_memories(&r.path, &r.text, format, settings, &|_| {}).unwrap_or_default();
-            let read = runs_in_text(&doc, &r.text, &r.path, &settings.dialects);
-            for ((index, run), memory) in read.iter().zip(memories) {
-                let (line, _) = r.lines().position(&r.text, doc.roots[*index].span.start);
-                let settings: Vec<Value> = run
-                    .setup
-                    .settings
-                    .iter()
-                    .map(|(concept, s)| {
-                        let (origin, file, line) = match &s.origin {
-                            Origin::File { value_span, .. } => {
-                                let source = run.source_at(value_span.start);
-                                let file = source.map_or(path.clone(), |m| {
-                                    shown_path(&m.path).display().to_string()
-                                });
-                                let l = match source {
-                                    None => r.lines().position(&r.text, value_span.start).0,
-                                    Some(m) => {
-                                        let text = &run.text[m.start..m.start + m.len];
-                                        let at = (value_span.start - m.start).min(text.len());
-                                        crate::syntax::LineIndex::new(text).position(text, at).0
-                                    }
-                                };
-                                ("file", file, Some(l))
-                            }
-                            Origin::Default { .. } => ("default", path.clone(), None),
-                            Origin::Flag { .. } => ("flag", path.clone(), None),
-                        };
-                        json!({
-                            "concept": concept,
-                            "value": value(&s.value),
-                            "origin": origin,
-                            "key": s.origin.key(),
-                            "file": file,
-                            "line": line,
-                            "described": s.origin.describe(),
-                        })
-                    })
-                    .collect();
-                runs.push(json!({
-                    "dialect": run.dialect.name,
-                    "name": memory.name,
-                    "line": line,
-                    "merged": run.merged.iter().map(|m| json!({
-                        "what": m.what,
-                        "path": shown_path(&m.path).display().to_string(),
-                    })).collect::<Vec<_>>(),
-                    "not_training": run.setup.not_training,
-                    "settings": settings,
-                    "memory": memory_json(&memory),
-                }));
-            }
-        }
-    }
+    let doc = r
+        .dialect
+        .as_ref()
+        .and_then(|_| crate::syntax::parse(&r.text, format).ok());
+    let runs: Vec<Value> = doc.as_ref().map_or_else(Vec::new, |doc| {
+        run_memories(doc, &r.text, &r.path, settings, &|_| {})
+            .iter()
+            .map(|m| run_json(r, doc, m))
+            .collect()
+    });
     Some(json!({
-        "path": path,
+        "path": r.path.display().to_string(),
         "dialect": r.dialect,
         "target": target,
         "runs": runs,
     }))
 }
 
-/// The run's memory as HW101-HW105 see it; `null` when it does not train on the GPU.
-fn memory_json(m: &crate::lint::RunMemory) -> Value {
-    // No rule looks at a run that does not train (`not_training` says why) or not on a GPU.
-    if !m.uses_gpu || m.setup.not_training.is_some() {
-        return Value::Null;
+fn run_json(r: &FileResult, doc: &crate::syntax::Document, m: &RunMemory) -> Value {
+    let run = &m.run;
+    let (line, _) = r.lines().position(&r.text, doc.roots[m.index].span.start);
+    let settings: Vec<Value> = run
+        .setup
+        .settings
+        .iter()
+        .map(|(concept, s)| {
+            let (origin, file, line) = match &s.origin {
+                Origin::File { value_span, .. } => {
+                    let (file, line) = written_at(r, run, value_span.start);
+                    ("file", file, Some(line))
+                }
+                Origin::Default { .. } => ("default", r.path.display().to_string(), None),
+                Origin::Flag { .. } => ("flag", r.path.display().to_string(), None),
+            };
+            json!({
+                "concept": concept,
+                "value": value(&s.value),
+                "origin": origin,
+                "key": s.origin.key(),
+                "file": file,
+                "line": line,
+                "described": s.origin.describe(),
+            })
+        })
+        .collect();
+    json!({
+        "dialect": run.dialect.name,
+        "name": m.name(),
+        "line": line,
+        "merged": run.merged.iter().map(|m| json!({
+            "what": m.what,
+            "path": shown_path(&m.path).display().to_string(),
+        })).collect::<Vec<_>>(),
+        "not_training": run.setup.not_training,
+        "settings": settings,
+        "memory": memory_json(m),
+    })
+}
+
+/// The file and line a value at `at` of the run's text is written at: the linked file's own
+/// line for a value from a merged source.
+fn written_at(r: &FileResult, run: &crate::launch::Run, at: usize) -> (String, usize) {
+    match run.source_at(at) {
+        None => (
+            r.path.display().to_string(),
+            r.lines().position(&r.text, at).0,
+        ),
+        Some(m) => {
+            let text = &run.text[m.start..m.start + m.len];
+            let at = (at - m.start).min(text.len());
+            (
+                shown_path(&m.path).display().to_string(),
+                crate::syntax::LineIndex::new(text).position(text, at).0,
+            )
+        }
     }
-    let c = match &m.memory {
+}
+
+/// The run's memory as HW101-HW105 see it; `null` when it does not train on the GPU.
+fn memory_json(m: &RunMemory) -> Value {
+    let Some(memory) = m.checked() else {
+        return Value::Null;
+    };
+    let c = match memory {
         Ok(c) => c,
         Err(gap) => {
             let why = match gap {

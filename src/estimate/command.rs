@@ -381,6 +381,8 @@ fn from_config(
             );
         }
     };
+    let doc = crate::syntax::parse(&text, format)
+        .map_err(|e| usage(format!("{}: {}", path.display(), e.message)))?;
     let mut answers = Vec::new();
     let mut steps = None;
     let mut origins = Vec::new();
@@ -389,34 +391,32 @@ fn from_config(
         if let Some(g) = args.gpus {
             settings.target.gpus = Some(u32::try_from(g).unwrap_or(u32::MAX));
         }
-        let runs = crate::lint::run_memories(path, &text, format, &settings, &adjust)
-            .map_err(|m| usage(format!("{}: {m}", path.display())))?;
-        let Some(run) = runs.into_iter().next() else {
+        let runs = crate::lint::run_memories(&doc, &text, path, &settings, &adjust);
+        let Some(first) = runs.into_iter().next() else {
             return Err(usage(format!(
                 "{}: not a training config hwlint recognises",
                 path.display()
             )));
         };
-        if let Some(why) = &run.setup.not_training {
+        let setup = &first.run.setup;
+        if let Some(why) = &setup.not_training {
             return Err(usage(format!(
                 "{}: not a training run, so there is no training step to estimate: {why}",
                 path.display()
             )));
         }
-        if !run.uses_gpu {
+        if !setup.uses_gpu() {
             return Err(usage(format!(
                 "{}: the run does not train on a GPU (its device setting says otherwise), so there is no GPU memory to estimate",
                 path.display()
             )));
         }
-        let memory = run.memory.map_err(|g| gap_error(g, Some(path)))?;
+        let memory = first.memory.map_err(|g| gap_error(g, Some(path)))?;
         if answers.is_empty() {
-            steps = args.steps.or(run
-                .setup
-                .int(Concept::TotalSteps)
-                .map(|(s, _)| s.max(0) as u64));
-            let linked = crate::dialect::linked_deepspeed(&run.setup, path, &settings.dialects);
-            origins = input_origins(&memory.used, &run.setup, linked.as_ref().map(|l| &l.setup));
+            steps = args
+                .steps
+                .or(setup.int(Concept::TotalSteps).map(|(s, _)| s.max(0) as u64));
+            origins = input_origins(&memory.used, setup, first.linked.as_ref().map(|l| &l.setup));
         }
         answers.push(Answer {
             target: settings.target.clone(),
