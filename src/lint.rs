@@ -401,12 +401,20 @@ pub fn lint_text(
     let mut dialect_name = None;
     // Each document's dialect, recognised once. A file goes to one framework: the first
     // document a dialect recognises says which, and so which loader reads the file.
-    let detected: Vec<Option<(&Dialect, std::borrow::Cow<syntax::Node>)>> = doc
-        .roots
-        .iter()
-        .map(|root| detect(&settings.dialects, root, format, path))
-        .collect();
-    if let Some((d, _)) = detected.iter().flatten().next() {
+    let hydra = hydra_run(&doc, text, path, &settings.dialects);
+    let detected: Vec<Option<(&Dialect, std::borrow::Cow<syntax::Node>)>> = if hydra.is_some() {
+        Vec::new()
+    } else {
+        doc.roots
+            .iter()
+            .map(|root| detect(&settings.dialects, root, format, path))
+            .collect()
+    };
+    let first = hydra
+        .as_ref()
+        .map(|r| r.dialect)
+        .or_else(|| detected.iter().flatten().next().map(|(d, _)| *d));
+    if let Some(d) = first {
         let refused = loader_refusals(d, &doc, text, &lines);
         if !refused.is_empty() {
             // The framework stops at loading: nothing else in the file is checked.
@@ -420,7 +428,11 @@ pub fn lint_text(
             return (out, Some(d.name.clone()));
         }
     }
-    for (index, run) in runs_of(&doc, detected, text, path, &settings.dialects) {
+    let runs = match hydra {
+        Some(run) => vec![(0, run)],
+        None => runs_of(&doc, detected, text, path, &settings.dialects),
+    };
+    for (index, run) in runs {
         let d = run.dialect;
         dialect_name.get_or_insert_with(|| d.name.clone());
         let mut found = with_context(&run, index, &doc, path, settings, &lines, |ctx| {
@@ -444,8 +456,11 @@ pub fn lint_text(
             .flatten();
         // A finding with no place of its own (a default) points at the setup it is about: the
         // named setup's call in a config module, the config a launch line names.
+        if run.composed {
+            keep_composed(&run, &mut found);
+        }
         for d in &mut found {
-            if d.span == (0..0) {
+            if d.span == (0..0) && !run.composed {
                 if let Some(m) = run.merged.first() {
                     d.span = m.named_at.clone();
                 } else if matches!(format, Format::Python | Format::Rust)
@@ -508,12 +523,29 @@ pub fn runs_in_text<'a>(
     path: &Path,
     dialects: &'a [Dialect],
 ) -> Vec<(usize, Run<'a>)> {
+    if let Some(run) = hydra_run(doc, text, path, dialects) {
+        return vec![(0, run)];
+    }
     let detected = doc
         .roots
         .iter()
         .map(|root| detect(dialects, root, doc.format, path))
         .collect();
     runs_of(doc, detected, text, path, dialects)
+}
+
+/// The one run of a single-document YAML file that Hydra composes (see
+/// [`launch::hydra_run`]).
+fn hydra_run<'a>(
+    doc: &syntax::Document,
+    text: &str,
+    path: &Path,
+    dialects: &'a [Dialect],
+) -> Option<Run<'a>> {
+    if doc.format != Format::Yaml || doc.roots.len() != 1 || !dialects.iter().any(|d| d.hydra) {
+        return None;
+    }
+    launch::hydra_run(dialects, &doc.roots[0], text, path)
 }
 
 /// Runs `f` on what the rules see of one run (its setup, the DeepSpeed JSON it names, the
@@ -618,15 +650,38 @@ fn setup_named(d: &Dialect, root: &syntax::Node) -> Option<String> {
     Some(format!("{callee} `{}`", name.text))
 }
 
+thread_local! {
+    /// Set while [`settle`] lints a run's merged sources on their own: a Hydra-composed file
+    /// linted there says only what its own text sets, and settles nothing itself (its
+    /// composition names the file being settled: it would lint it again).
+    static NESTED: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// What a file Hydra composes reports itself: a value another file of the tree writes is
+/// that file's to report (it is linted as part of the same composition). A group option
+/// (composed inside its primary config, which comes first among its merged sources, named
+/// nowhere in it) leaves the findings with no place of their own, the framework defaults, to
+/// its primary config.
+fn keep_composed(run: &Run, found: &mut Vec<Diagnostic>) {
+    let option = run.merged.first().is_some_and(|m| m.named_at == (0..0));
+    if option || NESTED.with(|n| n.get()) {
+        found.retain(|d| d.span != (0..0));
+    }
+    if NESTED.with(|n| n.get()) {
+        found.retain(|d| d.span.end <= run.own_len);
+    }
+}
+
 /// The findings on a run with merged sources, as the launch file reports them. A finding that
 /// the merged config gives on its own, word for word, is the config's to report (it is linted
 /// on its own): it is dropped here. One the line changes, but that points into the config, is
 /// reported at the place the line names the config, saying where the value is written. A fix
 /// that would edit another file is dropped (this file is the one being fixed).
 fn settle(run: &Run, found: Vec<Diagnostic>, settings: &FileSettings) -> Vec<Diagnostic> {
-    if run.merged.is_empty() {
+    if run.merged.is_empty() || (run.composed && NESTED.with(|n| n.get())) {
         return found;
     }
+    let was = NESTED.with(|n| n.replace(true));
     let alone: Vec<Vec<Diagnostic>> = run
         .merged
         .iter()
@@ -635,6 +690,7 @@ fn settle(run: &Run, found: Vec<Diagnostic>, settings: &FileSettings) -> Vec<Dia
             lint_text(own, m.format, &m.path, settings).0
         })
         .collect();
+    NESTED.with(|n| n.set(was));
     let mut out = Vec::new();
     for mut d in found {
         if d.fix

@@ -434,7 +434,13 @@ fn verbose(results: &[FileResult]) -> String {
         }
         for (index, run) in &runs {
             let (line, _) = r.lines().position(&r.text, doc.roots[*index].span.start);
-            let why = crate::dialect::evidence(run.dialect, &doc.roots[*index], format);
+            // A composed run was recognised in what it composes.
+            let recognised = if run.composed {
+                &run.root
+            } else {
+                &doc.roots[*index]
+            };
+            let why = crate::dialect::evidence(run.dialect, recognised, format).to_string();
             out.push_str(&format!(
                 "hwlint:   line {line}: dialect {}{}\n",
                 run.dialect.name,

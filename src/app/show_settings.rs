@@ -13,6 +13,7 @@
 //!                 "storage_mb_s", "default": bool, "description" },
 //!     "runs": [{
 //!       "dialect": "trl", "name": "TrainConfig `pi0`" | null, "line": 1,
+//!       "detected_by": { "keys": ["max_length", ...], "script": "lerobot-train" | null },
 //!       "merged": [{ "what": "the --config_file", "path": "accelerate.yaml" }],
 //!       "not_training": "why" | null,
 //!       "settings": [{ "concept": "micro_batch", "value": 8 | 2.0e-5 | true | "bf16"
@@ -184,8 +185,15 @@ fn run_json(r: &FileResult, doc: &crate::syntax::Document, m: &RunMemory) -> Val
             })
         })
         .collect();
+    let recognised = if run.composed {
+        &*run.root
+    } else {
+        &doc.roots[m.index]
+    };
+    let why = crate::dialect::evidence(run.dialect, recognised, doc.format);
     json!({
         "dialect": run.dialect.name,
+        "detected_by": { "keys": why.keys, "script": why.script },
         "name": m.name(),
         "line": line,
         "merged": run.merged.iter().map(|m| json!({

@@ -12,6 +12,7 @@ pub use mount::view;
 pub use resolve::resolve;
 pub use setup::{Concept, Origin, Setting, SettingValue, TrainingSetup, ValueType};
 pub use spec::Mount;
+
 pub use spec::{
     Condition, Dialect, Documents, DuplicateKeys, LoadSpec, NotTraining, Semantics, SettingSpec,
     Signature, Source,
@@ -32,13 +33,26 @@ const BUILTIN: &[(&str, &str)] = builtin_dialects![
     "lerobot.toml",
     "lerobot-hydra.toml",
     "trl.toml",
+    "llama-factory-v1.toml",
     "llama-factory.toml",
     "hf-trainer.toml",
     "axolotl.toml",
     "torchtitan.toml",
+    "litgpt.toml",
+    "torchtune.toml",
+    "llm-foundry.toml",
+    "olmo.toml",
+    "gpt-neox.toml",
+    "verl.toml",
+    "detectron2.toml",
+    "yolov5.toml",
+    "pytorchjob.toml",
     "deepspeed.toml",
+    "nemo.toml",
+    "lightning-hydra.toml",
     "lightning.toml",
     "vjepa.toml",
+    "vjepa-eval.toml",
     "accelerate.toml",
     "mmengine.toml",
     "pytorch.toml",
@@ -205,28 +219,48 @@ pub fn detect<'d, 'r>(
     best.map(|(_, d, v)| (d, v))
 }
 
-/// Why [`detect`] recognised `d` in `root`, for `--verbose`: the signature keys present, or the
-/// script a launch line runs.
-pub fn evidence(d: &Dialect, root: &Node, format: Format) -> String {
+/// Why [`detect`] recognised a dialect: the signature keys present, or the script a launch
+/// line runs (for `--verbose` and the JSON outputs).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Evidence {
+    pub keys: Vec<String>,
+    pub script: Option<String>,
+}
+
+impl std::fmt::Display for Evidence {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        if !self.keys.is_empty() {
+            write!(f, "keys {}", self.keys.join(", "))
+        } else if let Some(script) = &self.script {
+            write!(f, "it runs `{script}`")
+        } else {
+            Ok(())
+        }
+    }
+}
+
+/// Why [`detect`] recognised `d` in `root`.
+pub fn evidence(d: &Dialect, root: &Node, format: Format) -> Evidence {
     let Some(view) = view(d, root, format) else {
-        return String::new();
+        return Evidence::default();
     };
-    let mut keys: Vec<&str> = d
+    let mut keys: Vec<String> = d
         .detect
         .iter()
         .flat_map(|sig| sig.keys.keys())
         .filter(|k| has_path(&view, k))
-        .map(String::as_str)
+        .cloned()
         .collect();
     keys.sort_unstable();
     keys.dedup();
-    if !keys.is_empty() {
-        return format!("keys {}", keys.join(", "));
-    }
-    match root.get_path(&["script"]).and_then(|n| n.as_scalar()) {
-        Some(script) => format!("it runs `{}`", script.text),
-        None => String::new(),
-    }
+    let script = if keys.is_empty() {
+        root.get_path(&["script"])
+            .and_then(|n| n.as_scalar())
+            .map(|s| s.text.clone())
+    } else {
+        None
+    };
+    Evidence { keys, script }
 }
 
 #[cfg(test)]

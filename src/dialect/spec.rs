@@ -43,6 +43,11 @@ pub struct Dialect {
     /// The key that lists the files a config inherits from, relative to it (mmengine
     /// `_base_`): their settings lie under the file's own.
     pub inherit: Option<String>,
+    /// Hydra loads the framework's configs (`@hydra.main`): a file's `defaults:` list is
+    /// composed, a config-group option is read at its package, and `${a.b}` interpolations
+    /// are resolved (src/launch/hydra.rs).
+    #[serde(default)]
+    pub hydra: bool,
     /// The key that names one setup among several in a file (openpi's `TrainConfig(name=...)`),
     /// quoted in messages so a finding says which setup it is about.
     pub setup_name: Option<String>,
@@ -216,6 +221,11 @@ pub struct Semantics {
     /// is the global batch over the GPUs.
     #[serde(default)]
     pub global_batch_splits_over_devices: bool,
+    /// The framework derives gradient accumulation from a global batch every config states
+    /// (llm-foundry's required `global_train_batch_size`, rounding up): a smaller micro-batch
+    /// keeps the effective batch, so HW101's micro-batch fix is safe.
+    #[serde(default)]
+    pub accumulation_derived: bool,
     /// Only the file shards the model states (openpi's `fsdp_devices`): no launcher adds ZeRO
     /// or FSDP, so a file without sharding runs unsharded on any number of GPUs.
     #[serde(default)]

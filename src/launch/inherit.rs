@@ -44,6 +44,7 @@ pub fn run<'a>(
         own_len: text.len(),
         text: Cow::Owned(texts),
         merged,
+        composed: false,
     })
 }
 

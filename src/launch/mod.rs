@@ -6,6 +6,7 @@
 //! one [`Run::text`], so a span past [`Run::own_len`] is in another file, which
 //! [`Run::source_at`] names.
 
+mod hydra;
 mod inherit;
 mod launchers;
 mod merge;
@@ -46,6 +47,9 @@ pub struct Run<'a> {
     /// The length of the file's own text: spans at or past it are in [`Run::merged`].
     pub own_len: usize,
     pub merged: Vec<Merged>,
+    /// Hydra composed it: each merged file is a config of the same tree, linted on its own
+    /// as part of the same composition, so it reports what it sets.
+    pub composed: bool,
 }
 
 impl Run<'_> {
@@ -58,6 +62,32 @@ impl Run<'_> {
             .iter()
             .find(|m| at >= m.start && at <= m.start + m.len)
     }
+}
+
+/// The run of a Hydra config (a primary config with a `defaults:` list, or an option of a
+/// config group), read as Hydra composes it, when the dialect that recognises the composed
+/// tree is one Hydra loads (`hydra = true`). `None` otherwise: the file is read on its own.
+pub fn hydra_run<'a>(
+    dialects: &'a [Dialect],
+    root: &Node,
+    text: &str,
+    path: &Path,
+) -> Option<Run<'a>> {
+    let composed = hydra::compose(root, text, path)?;
+    let (dialect, view) = dialect::detect(dialects, &composed.root, Format::Yaml, path)?;
+    if !dialect.hydra {
+        return None;
+    }
+    let view = view.into_owned();
+    Some(Run {
+        dialect,
+        setup: dialect::resolve(dialect, &view),
+        root: Cow::Owned(view),
+        own_len: text.len(),
+        text: Cow::Owned(composed.text),
+        merged: composed.merged,
+        composed: true,
+    })
 }
 
 /// The run one document root gives, read through `dialect`'s `view` of it.
@@ -77,6 +107,7 @@ pub fn assemble<'a>(
         text: Cow::Borrowed(text),
         own_len: text.len(),
         merged: Vec::new(),
+        composed: false,
     };
     if format != Format::Shell {
         return match dialect.inherit.as_deref() {
@@ -119,6 +150,7 @@ pub fn assemble<'a>(
                 text: Cow::Owned(format!("{text}\n{}", found.text)),
                 own_len: text.len(),
                 merged: vec![merged],
+                composed: false,
             }
         }
         None => plain(view),
@@ -291,6 +323,7 @@ pub fn script_run<'a>(
             named_at: script_node.span.clone(),
             what: format!("`{written}`"),
         }],
+        composed: false,
     })
 }
 

@@ -78,6 +78,10 @@ pub(crate) fn batch_fix(ctx: &Context, micro: i64, per_device: i64, why: &str) -
                     per_device * ctx.data_parallel().map_or(1, |(n, _)| n)
                 )
             }
+            None if ctx.dialect.semantics.accumulation_derived => format!(
+                "set `{micro_key}` to {micro}; {} derives gradient accumulation from the global batch the config states, so the effective batch stays ({why})",
+                ctx.dialect.title
+            ),
             None => {
                 applicability = Applicability::Unsafe;
                 match ctx.dialect.settings.get(&Concept::GlobalBatch) {
