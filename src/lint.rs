@@ -435,6 +435,24 @@ pub fn lint_text(
     for (index, run) in runs {
         let d = run.dialect;
         dialect_name.get_or_insert_with(|| d.name.clone());
+        // A loop in the chain of files stops the framework's loader, as a refused file does:
+        // the chain is what to fix, and nothing else in the run is checked.
+        if !run.cycles.is_empty() {
+            if enabled(parse_error_rule()) {
+                for (span, chain) in &run.cycles {
+                    out.push(Diagnostic {
+                        rule: parse_error_rule(),
+                        message: format!(
+                            "{chain}: {} cannot load a config that includes itself",
+                            d.title
+                        ),
+                        span: span.clone(),
+                        fix: None,
+                    });
+                }
+            }
+            continue;
+        }
         let mut found = with_context(&run, index, &doc, path, settings, &lines, |ctx| {
             let mut found = Vec::new();
             for rule in RULES.iter().filter(|r| enabled(r)) {
@@ -651,9 +669,9 @@ fn setup_named(d: &Dialect, root: &syntax::Node) -> Option<String> {
 }
 
 thread_local! {
-    /// Set while [`settle`] lints a run's merged sources on their own: a Hydra-composed file
-    /// linted there says only what its own text sets, and settles nothing itself (its
-    /// composition names the file being settled: it would lint it again).
+    /// Set while [`settle`] lints a run's merged sources on their own: a file linted there
+    /// settles nothing itself (its sources may name the file being settled: it would lint it
+    /// again), and a Hydra-composed one says only what its own text sets.
     static NESTED: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
 }
 
@@ -678,7 +696,9 @@ fn keep_composed(run: &Run, found: &mut Vec<Diagnostic>) {
 /// reported at the place the line names the config, saying where the value is written. A fix
 /// that would edit another file is dropped (this file is the one being fixed).
 fn settle(run: &Run, found: Vec<Diagnostic>, settings: &FileSettings) -> Vec<Diagnostic> {
-    if run.merged.is_empty() || (run.composed && NESTED.with(|n| n.get())) {
+    // Nested, only the merged file's own findings are compared: settling its sources in turn
+    // would lint the file being settled again (a chain of bases that loops never ends).
+    if run.merged.is_empty() || NESTED.with(|n| n.get()) {
         return found;
     }
     let was = NESTED.with(|n| n.replace(true));

@@ -242,6 +242,19 @@ pub struct LoadSpec {
     pub documents: Option<Documents>,
     /// What a key set twice in one mapping does; absent: not known (HW602 says "most loaders").
     pub duplicate_keys: Option<DuplicateKeys>,
+    /// Whether the framework converts a loaded string to the number a field is typed as
+    /// (argparse `type=float` on config defaults, pydantic, yacs): `false` means the string
+    /// reaches the code, so a number the loader reads as text is HW601 on every numeric
+    /// setting's key. Absent: not known (only `numbers` are checked).
+    pub converts: Option<bool>,
+    /// Further dotted keys (`*` matches any one key) whose values reach the code as loaded and
+    /// must be numbers: free-form dicts no converter sees (`lr_scheduler_kwargs.*`).
+    #[serde(default)]
+    pub numbers: Vec<String>,
+    /// Dotted keys whose values must be strings: a YAML 1.1 boolean word there (`no`) loads as
+    /// a boolean the field refuses (HW601).
+    #[serde(default)]
+    pub strings: Vec<String>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]

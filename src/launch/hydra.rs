@@ -31,6 +31,9 @@ pub struct Composed {
     pub root: Node,
     pub text: String,
     pub merged: Vec<Merged>,
+    /// Defaults lists that lead back to a file already being composed: where the file names
+    /// the way in, and the chain.
+    pub cycles: Vec<(Span, String)>,
 }
 
 /// Where a file sits in a Hydra config tree.
@@ -55,6 +58,7 @@ struct State<'n> {
     /// The files on the current path of the composition, to stop a cycle.
     stack: Vec<PathBuf>,
     files: usize,
+    cycles: Vec<(Span, String)>,
 }
 
 /// The composition of a YAML config that is a Hydra primary config (it has a `defaults:`
@@ -75,6 +79,7 @@ pub fn compose(root: &Node, text: &str, path: &Path) -> Option<Composed> {
         merged: Vec::new(),
         stack: vec![abs],
         files: 0,
+        cycles: Vec::new(),
     };
     let composed = match &place.primary {
         // A group option is what its primary config composes with this option chosen
@@ -95,13 +100,14 @@ pub fn compose(root: &Node, text: &str, path: &Path) -> Option<Composed> {
     let interpolated = interpolate(&composed);
     let changed = interpolated.is_some();
     let root = interpolated.unwrap_or(composed);
-    if st.merged.is_empty() && !changed && package.is_empty() {
+    if st.merged.is_empty() && !changed && package.is_empty() && st.cycles.is_empty() {
         return None;
     }
     Some(Composed {
         root,
         text: st.text,
         merged: st.merged,
+        cycles: st.cycles,
     })
 }
 
@@ -441,7 +447,25 @@ fn read_option(
         return None;
     }
     let abs = std::path::absolute(file).ok()?;
-    if st.stack.contains(&abs) {
+    if let Some(at) = st.stack.iter().position(|p| *p == abs) {
+        let name = |p: &PathBuf| {
+            p.strip_prefix(&place.root)
+                .unwrap_or(p)
+                .display()
+                .to_string()
+        };
+        let chain: Vec<String> = st.stack[at..]
+            .iter()
+            .chain(std::iter::once(&abs))
+            .map(name)
+            .collect();
+        st.cycles.push((
+            named_at.clone(),
+            format!(
+                "the Hydra defaults lists loop back on themselves: {}",
+                chain.join(" -> ")
+            ),
+        ));
         return None;
     }
     let found = sources::read(file)?;
@@ -705,6 +729,12 @@ mod tests {
         assert_eq!(value(&c, &["v"]), "${oc.env:HOME,1}");
         assert_eq!(value(&c, &["w"]), "${nowhere}");
         assert_eq!(value(&c, &["x"]), "${y}");
+        assert_eq!(c.cycles.len(), 1);
+        assert!(
+            c.cycles[0].1.ends_with("a/x.yaml -> a/x.yaml"),
+            "{}",
+            c.cycles[0].1
+        );
     }
 
     #[test]

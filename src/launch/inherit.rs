@@ -22,8 +22,13 @@ pub fn run<'a>(
 ) -> Result<Run<'a>, Cow<'a, Node>> {
     let mut texts = String::from(text);
     let mut merged = Vec::new();
-    let mut seen = vec![std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf())];
-    let Some(base) = bases_of(
+    let top = std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf());
+    let mut seen = vec![top.clone()];
+    let mut chain = Chain {
+        stack: vec![top],
+        cycles: Vec::new(),
+    };
+    let base = bases_of(
         dialect,
         &view,
         key,
@@ -32,9 +37,25 @@ pub fn run<'a>(
         &mut texts,
         &mut merged,
         &mut seen,
+        &mut chain,
         0,
-    ) else {
-        return Err(view);
+    );
+    let cycles = chain.cycles;
+    let Some(base) = base else {
+        if cycles.is_empty() {
+            return Err(view);
+        }
+        // Nothing could be merged, but the loop itself is what the framework trips on.
+        return Ok(Run {
+            dialect,
+            setup: dialect::resolve(dialect, &view),
+            root: view,
+            own_len: text.len(),
+            text: Cow::Borrowed(text),
+            merged,
+            composed: false,
+            cycles,
+        });
     };
     let root = merge::overlay_owned(&base, &view);
     Ok(Run {
@@ -45,7 +66,33 @@ pub fn run<'a>(
         text: Cow::Owned(texts),
         merged,
         composed: false,
+        cycles,
     })
+}
+
+/// The files on the current path of the chain, and the loops found in it (where the launch file
+/// names the loop, and the chain as a message says it).
+struct Chain {
+    stack: Vec<PathBuf>,
+    cycles: Vec<(Span, String)>,
+}
+
+impl Chain {
+    /// The chain from `abs`'s first place on the stack back to it, as file names.
+    fn looped(&self, abs: &Path) -> Option<String> {
+        let at = self.stack.iter().position(|p| p == abs)?;
+        let names: Vec<String> = self.stack[at..]
+            .iter()
+            .chain(std::iter::once(&abs.to_path_buf()))
+            .map(|p| {
+                p.file_name().map_or_else(
+                    || p.display().to_string(),
+                    |n| n.to_string_lossy().into_owned(),
+                )
+            })
+            .collect();
+        Some(names.join(" -> "))
+    }
 }
 
 /// The bases `node` names, read and merged in order (each with its own bases under it), their
@@ -61,6 +108,7 @@ fn bases_of(
     texts: &mut String,
     merged: &mut Vec<Merged>,
     seen: &mut Vec<PathBuf>,
+    chain: &mut Chain,
     depth: usize,
 ) -> Option<Node> {
     if depth >= MAX_DEPTH {
@@ -82,14 +130,23 @@ fn bases_of(
         let Ok(abs) = std::path::absolute(&file) else {
             continue;
         };
-        // A cycle of bases (a file that is its own base) stops here.
+        let at = named_at.cloned().unwrap_or_else(|| item.span.clone());
+        // A file that is its own base, directly or through others: the framework's loader
+        // recurses into it until it fails; the chain is reported and not followed.
+        if let Some(looped) = chain.looped(&abs) {
+            chain
+                .cycles
+                .push((at, format!("`{key}` chain loops back on itself: {looped}")));
+            continue;
+        }
+        // A base two bases share (a diamond) is merged once.
         if seen.contains(&abs) {
             continue;
         }
         let Some(found) = sources::read(&file) else {
             continue;
         };
-        seen.push(abs);
+        seen.push(abs.clone());
         let Some(root) = found.doc.roots.first() else {
             continue;
         };
@@ -98,7 +155,6 @@ fn bases_of(
         let start = texts.len() + 1;
         texts.push('\n');
         texts.push_str(&found.text);
-        let at = named_at.cloned().unwrap_or_else(|| item.span.clone());
         merged.push(Merged {
             path: found.path.clone(),
             format: found.doc.format,
@@ -109,7 +165,8 @@ fn bases_of(
             what: format!("base `{written}`"),
         });
         let mut own = merge::shifted(&view, start);
-        if let Some(deeper) = bases_of(
+        chain.stack.push(abs);
+        let deeper = bases_of(
             dialect,
             &view,
             key,
@@ -118,8 +175,11 @@ fn bases_of(
             texts,
             merged,
             seen,
+            chain,
             depth + 1,
-        ) {
+        );
+        chain.stack.pop();
+        if let Some(deeper) = deeper {
             own = merge::overlay_owned(&deeper, &own);
         }
         acc = Some(match acc {

@@ -50,6 +50,9 @@ pub struct Run<'a> {
     /// Hydra composed it: each merged file is a config of the same tree, linted on its own
     /// as part of the same composition, so it reports what it sets.
     pub composed: bool,
+    /// Where the file's chain of bases or Hydra defaults loops back on itself, and the chain:
+    /// the framework never finishes loading such a file (HW902).
+    pub cycles: Vec<(crate::syntax::Span, String)>,
 }
 
 impl Run<'_> {
@@ -87,6 +90,7 @@ pub fn hydra_run<'a>(
         text: Cow::Owned(composed.text),
         merged: composed.merged,
         composed: true,
+        cycles: composed.cycles,
     })
 }
 
@@ -108,6 +112,7 @@ pub fn assemble<'a>(
         own_len: text.len(),
         merged: Vec::new(),
         composed: false,
+        cycles: Vec::new(),
     };
     if format != Format::Shell {
         return match dialect.inherit.as_deref() {
@@ -151,6 +156,7 @@ pub fn assemble<'a>(
                 own_len: text.len(),
                 merged: vec![merged],
                 composed: false,
+                cycles: Vec::new(),
             }
         }
         None => plain(view),
@@ -324,6 +330,7 @@ pub fn script_run<'a>(
             what: format!("`{written}`"),
         }],
         composed: false,
+        cycles: Vec::new(),
     })
 }
 

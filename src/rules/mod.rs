@@ -23,6 +23,7 @@ mod hw403_flash_attention_unsupported;
 mod hw404_fp8_unsupported;
 mod hw501_batch_arithmetic_mismatch;
 mod hw502_gpus_exceed_target;
+mod hw601_yaml_number_as_string;
 mod hw602_duplicate_key;
 mod hw901_unknown_model;
 mod interval;
@@ -281,6 +282,13 @@ pub static RULES: &[Rule] = &[
         "gpus-exceed-target",
         Error,
         None
+    ),
+    rule!(
+        hw601_yaml_number_as_string,
+        "HW601",
+        "yaml-number-as-string",
+        Error,
+        Always
     ),
     rule!(file: hw602_duplicate_key, "HW602", "duplicate-key", Warning, None),
     rule!(hw901_unknown_model, "HW901", "unknown-model", Info, None),

@@ -121,6 +121,8 @@ fn is_plain_safe(s: &str) -> bool {
             crate::syntax::resolve_plain(s, crate::syntax::Loader::Yaml11),
             crate::syntax::Value::Bool(_) | crate::syntax::Value::Null
         )
+        // YAML 1.1 loaders other than PyYAML (go-yaml, kubectl's) read these as booleans.
+        && !matches!(s, "y" | "Y" | "n" | "N")
 }
 
 /// End of the last leaf under `node`, and whether that leaf is a block scalar (whose span

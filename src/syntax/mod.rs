@@ -227,8 +227,22 @@ pub enum Loader {
     /// PyYAML `safe_load` and friends: `1e-4` (no dot) is a string, `yes`/`on` are booleans.
     #[default]
     Yaml11,
-    /// YAML 1.2 core schema (ruamel, OmegaConf, saphyr): `1e-4` is a float, `yes` a string.
+    /// YAML 1.2 core schema (ruamel, saphyr): `1e-4` is a float, `yes` a string.
     Yaml12,
+    /// PyYAML's SafeLoader with a YAML 1.2-style float pattern and no timestamps: `1e-4` and
+    /// `1.0e5` are floats, `yes`/`on` still booleans, `1_000` still an int. OmegaConf's loader
+    /// (omegaconf/_yaml.py:259-279 at omegaconf@63b63041: Hydra, torchtune, NeMo, verl,
+    /// llm-foundry, OLMo, LLaMA-Factory) and jsonargparse's (jsonargparse/_loaders_dumpers.py:59-86
+    /// at jsonargparse@5559c81d: LightningCLI, LitGPT).
+    #[serde(rename = "omegaconf")]
+    OmegaConf,
+}
+
+impl Loader {
+    /// Whether `yes`/`no`/`on`/`off` and `1_000` are read as YAML 1.1 does (PyYAML's resolvers).
+    fn yaml11_words(self) -> bool {
+        matches!(self, Loader::Yaml11 | Loader::OmegaConf)
+    }
 }
 
 /// A typed value as a framework's loader sees it.
@@ -284,8 +298,8 @@ pub fn resolve_tagged(text: &str, tag: CoreTag, loader: Loader) -> Value {
         CoreTag::Bool => match text.to_ascii_lowercase().as_str() {
             "true" => Value::Bool(true),
             "false" => Value::Bool(false),
-            "yes" | "on" if loader == Loader::Yaml11 => Value::Bool(true),
-            "no" | "off" if loader == Loader::Yaml11 => Value::Bool(false),
+            "yes" | "on" if loader.yaml11_words() => Value::Bool(true),
+            "no" | "off" if loader.yaml11_words() => Value::Bool(false),
             _ => Value::Unknown,
         },
         CoreTag::Int => tagged_int(text, loader).map_or(Value::Unknown, Value::Int),
@@ -379,10 +393,11 @@ pub fn resolve_plain(text: &str, loader: Loader) -> Value {
         "false" | "False" | "FALSE" => return Value::Bool(false),
         _ => {}
     }
-    if loader == Loader::Yaml11 {
+    // PyYAML's bool pattern (lib/yaml/resolver.py:170-175 at pyyaml@d51d8a13): no `y`/`n`.
+    if loader.yaml11_words() {
         match t {
-            "yes" | "Yes" | "YES" | "on" | "On" | "ON" | "y" | "Y" => return Value::Bool(true),
-            "no" | "No" | "NO" | "off" | "Off" | "OFF" | "n" | "N" => return Value::Bool(false),
+            "yes" | "Yes" | "YES" | "on" | "On" | "ON" => return Value::Bool(true),
+            "no" | "No" | "NO" | "off" | "Off" | "OFF" => return Value::Bool(false),
             _ => {}
         }
     }
@@ -402,7 +417,7 @@ fn parse_yaml_int(t: &str, loader: Loader) -> Option<i64> {
         _ => (false, t),
     };
     let cleaned;
-    let digits = if loader == Loader::Yaml11 && digits.contains('_') {
+    let digits = if loader.yaml11_words() && digits.contains('_') {
         cleaned = digits.replace('_', "");
         cleaned.as_str()
     } else {
@@ -438,11 +453,30 @@ fn parse_yaml_float(t: &str, loader: Loader) -> Option<f64> {
     {
         return None;
     }
-    // PyYAML's float regex requires a dot: `1e-4` stays a string there.
-    if loader == Loader::Yaml11 && !body.contains('.') {
-        return None;
+    let exponent = body.find(['e', 'E']);
+    match loader {
+        // PyYAML's float pattern (lib/yaml/resolver.py:177-184) needs a dot, and a sign on an
+        // exponent: `1e-4` and `1.0e5` stay strings there.
+        Loader::Yaml11 => {
+            let mantissa = &body[..exponent.unwrap_or(body.len())];
+            if !mantissa.contains('.') {
+                return None;
+            }
+            if let Some(e) = exponent {
+                if !matches!(body.as_bytes().get(e + 1), Some(b'-' | b'+')) {
+                    return None;
+                }
+            }
+        }
+        // OmegaConf's and jsonargparse's pattern: a dot, or an exponent (its sign optional).
+        Loader::OmegaConf => {
+            if !body.contains('.') && exponent.is_none() {
+                return None;
+            }
+        }
+        Loader::Yaml12 => {}
     }
-    let cleaned = if loader == Loader::Yaml11 {
+    let cleaned = if loader.yaml11_words() {
         t.replace('_', "")
     } else {
         t.to_string()
@@ -679,6 +713,29 @@ mod tests {
         assert_eq!(resolve_plain("-12", Loader::Yaml12), Value::Int(-12));
         assert_eq!(resolve_plain("~", Loader::Yaml12), Value::Null);
         assert_eq!(resolve_plain("8x", Loader::Yaml12), Value::Str("8x".into()));
+    }
+
+    /// PyYAML 6.0.3 `safe_load("a: 2e-5\nb: 1e5\nc: 1.0e5\nd: 2.0e-5\ne: 1.0e+5")` gives
+    /// `{'a': '2e-5', 'b': '1e5', 'c': '1.0e5', 'd': 2e-05, 'e': 100000.0}`; OmegaConf and
+    /// jsonargparse read all five as floats and keep PyYAML's booleans and ints.
+    #[test]
+    fn pyyaml_and_omegaconf_floats() {
+        let s = |t: &str| Value::Str(t.into());
+        for (text, y11, omega) in [
+            ("2e-5", s("2e-5"), Value::Float(2e-5)),
+            ("1e5", s("1e5"), Value::Float(1e5)),
+            ("1.0e5", s("1.0e5"), Value::Float(1e5)),
+            ("2.0e-5", Value::Float(2e-5), Value::Float(2e-5)),
+            ("1.0e+5", Value::Float(1e5), Value::Float(1e5)),
+            ("1_000", Value::Int(1000), Value::Int(1000)),
+            ("yes", Value::Bool(true), Value::Bool(true)),
+            ("y", s("y"), s("y")),
+            ("n", s("n"), s("n")),
+            ("12", Value::Int(12), Value::Int(12)),
+        ] {
+            assert_eq!(resolve_plain(text, Loader::Yaml11), y11, "{text}");
+            assert_eq!(resolve_plain(text, Loader::OmegaConf), omega, "{text}");
+        }
     }
 
     #[test]

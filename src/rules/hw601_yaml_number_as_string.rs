@@ -1,0 +1,234 @@
+//! ## What it does
+//! Reports a YAML value that the framework's loader reads as a different type than the field
+//! it fills needs: a number written so that PyYAML loads it as a string (`2e-5`, `1e5`,
+//! `1.0e5`), where the framework hands the string on unconverted; and a YAML 1.1 boolean word
+//! (`no`, `off`, `yes`, `on`) where the field wants that word as a string.
+//!
+//! ## Why is this bad?
+//! PyYAML (YAML 1.1) reads a float only with a dot and, with an exponent, a signed one:
+//! `2.0e-5` and `1.0e+5` are floats, `2e-5`, `1e5` and `1.0e5` are strings. Frameworks that
+//! pass loaded values straight to the code (`HfArgumentParser.parse_yaml_file` builds
+//! `TrainingArguments(**dict)`; YOLOv5 multiplies `hyp["weight_decay"]`; V-JEPA 2 passes `lr`
+//! to its scheduler) then fail at the first arithmetic on it (`AdamW(lr="2e-5")` raises
+//! `TypeError`), or compare a string. Frameworks that convert (argparse `type=float` on TRL's
+//! config defaults, pydantic in axolotl, yacs in detectron2) or whose loader reads `2e-5` as a
+//! float (OmegaConf, jsonargparse) are not affected, and this rule stays silent for them. Each
+//! dialect says which keys of its files reach the code unconverted (`[load.yaml] converts`,
+//! `numbers`), with the framework source cited.
+//!
+//! The same loaders read `no` as the boolean false: `save_strategy: no` gives the Trainer
+//! `SaveStrategy(False)`, which raises `ValueError` (the enum's value is the string `"no"`).
+//!
+//! ## Example
+//! ```yaml
+//! learning_rate: 2e-5
+//! save_strategy: no
+//! ```
+//!
+//! Use instead:
+//! ```yaml
+//! learning_rate: 2.0e-5
+//! save_strategy: "no"
+//! ```
+//!
+//! ## Fix safety
+//! Safe: the number is rewritten in the form the loader reads as the same float (`2e-5` ->
+//! `2.0e-5`, `1e5` -> `1.0e+5`), and the boolean word is quoted, which is the value the field
+//! documents.
+
+use super::{Context, Violation};
+use crate::dialect::{Concept, ValueType};
+use crate::fix::{Applicability, Edit, Fix};
+use crate::syntax::{resolve_plain, Format, Loader, Node, NodeKind, ScalarKind, Value};
+
+pub(crate) fn check(ctx: &Context) -> Vec<Violation> {
+    if ctx.doc.format != Format::Yaml {
+        return Vec::new();
+    }
+    let Some(load) = ctx.dialect.load.get(&Format::Yaml) else {
+        return Vec::new();
+    };
+    // Keys a number reaches the code through: every numeric setting's key when the framework
+    // converts nothing, plus the dialect's own list (free-form dicts that are never converted).
+    let mut numbers: Vec<String> = load.numbers.clone();
+    // Keys of integer settings: an integral float written there is fixed to the integer.
+    let mut ints: Vec<String> = Vec::new();
+    if load.converts == Some(false) {
+        for (concept, spec) in &ctx.dialect.settings {
+            let keys = spec.from.iter().map(|s| s.key.clone());
+            match concept.value_type() {
+                ValueType::Int if *concept != Concept::Model => {
+                    numbers.extend(keys.clone());
+                    ints.extend(keys);
+                }
+                ValueType::Float => numbers.extend(keys),
+                _ => {}
+            }
+        }
+    }
+    let mut out = Vec::new();
+    let mut path = Vec::new();
+    walk(ctx.front, &mut path, &mut |path, node| {
+        let Some(s) = node.as_scalar() else { return };
+        if s.kind != ScalarKind::Plain || node.shared {
+            return;
+        }
+        let key = path.join(".");
+        let loaded = resolve_plain(&s.text, ctx.dialect.loader);
+        if let Value::Str(_) = loaded {
+            if !numbers.iter().any(|p| matches(p, path)) {
+                return;
+            }
+            let Some(mut fixed) = as_float(&s.text, ctx.dialect.loader) else {
+                return;
+            };
+            if ints.iter().any(|p| matches(p, path)) {
+                match resolve_plain(&fixed, ctx.dialect.loader) {
+                    Value::Float(f) if f.fract() == 0.0 && f.abs() < 9e15 => {
+                        fixed = format!("{}", f as i64);
+                    }
+                    _ => return,
+                }
+            }
+            out.push(Violation {
+                message: format!(
+                    "`{key}: {}` loads as the string \"{}\" with {} (a float needs a dot and a signed exponent), and {} uses it as a number without converting it: the run fails or compares text",
+                    s.text, s.text, load.call, ctx.dialect.title
+                ),
+                span: node.span.clone(),
+                fix: Some(Fix {
+                    edits: vec![Edit::replace(node.span.clone(), fixed.clone())],
+                    applicability: Applicability::Safe,
+                    message: format!("write `{fixed}`, which loads as that number"),
+                }),
+            });
+        } else if let Value::Bool(b) = loaded {
+            let word = s.text.trim();
+            if word.eq_ignore_ascii_case("true") || word.eq_ignore_ascii_case("false") {
+                return;
+            }
+            if !load.strings.iter().any(|p| matches(p, path)) {
+                return;
+            }
+            out.push(Violation {
+                message: format!(
+                    "`{key}: {word}` loads as the boolean {b} with {} (a YAML 1.1 boolean word), but {} wants the string \"{word}\" here and refuses a boolean",
+                    load.call, ctx.dialect.title
+                ),
+                span: node.span.clone(),
+                fix: Some(Fix {
+                    edits: vec![Edit::replace(node.span.clone(), format!("\"{word}\""))],
+                    applicability: Applicability::Safe,
+                    message: format!("quote it: `\"{word}\"`"),
+                }),
+            });
+        }
+    });
+    out
+}
+
+/// Calls `f` on every value under `node` with its key path (a list item's index is its key).
+fn walk(node: &Node, path: &mut Vec<String>, f: &mut impl FnMut(&[String], &Node)) {
+    match &node.kind {
+        NodeKind::Map(m) => {
+            for e in &m.entries {
+                path.push(e.key.clone());
+                f(path, &e.value);
+                walk(&e.value, path, f);
+                path.pop();
+            }
+        }
+        NodeKind::Seq(items) => {
+            for (i, item) in items.iter().enumerate() {
+                path.push(i.to_string());
+                f(path, item);
+                walk(item, path, f);
+                path.pop();
+            }
+        }
+        NodeKind::Scalar(_) => {}
+    }
+}
+
+/// Whether a dotted pattern (`*` matches one key) names `path`.
+fn matches(pattern: &str, path: &[String]) -> bool {
+    let parts: Vec<&str> = pattern.split('.').collect();
+    parts.len() == path.len() && parts.iter().zip(path).all(|(p, k)| *p == "*" || p == k)
+}
+
+/// `text` written so that `loader` reads it as the float every YAML 1.2 loader reads it as:
+/// a dot in the mantissa and a sign on the exponent. `None` when the text is no such number.
+fn as_float(text: &str, loader: Loader) -> Option<String> {
+    let t = text.trim();
+    let Value::Float(f) = resolve_plain(t, Loader::OmegaConf) else {
+        return None;
+    };
+    let (sign, body) = match t.as_bytes().first()? {
+        b'-' | b'+' => t.split_at(1),
+        _ => ("", t),
+    };
+    let (mantissa, exponent) = match body.find(['e', 'E']) {
+        Some(i) => (&body[..i], Some((&body[i..i + 1], &body[i + 1..]))),
+        None => (body, None),
+    };
+    if !mantissa.bytes().next()?.is_ascii_digit() {
+        return None;
+    }
+    let mantissa = if mantissa.contains('.') {
+        mantissa.to_string()
+    } else {
+        format!("{mantissa}.0")
+    };
+    let out = match exponent {
+        Some((e, digits)) => {
+            let digits = if digits.starts_with(['-', '+']) {
+                digits.to_string()
+            } else {
+                format!("+{digits}")
+            };
+            format!("{sign}{mantissa}{e}{digits}")
+        }
+        None => format!("{sign}{mantissa}"),
+    };
+    // Only a rewrite the loader reads back as the same number is offered.
+    match resolve_plain(&out, loader) {
+        Value::Float(g) if g == f => Some(out),
+        _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rewrites_read_back_as_the_same_float() {
+        for (text, fixed) in [
+            ("2e-5", "2.0e-5"),
+            ("1e5", "1.0e+5"),
+            ("1.0e5", "1.0e+5"),
+            ("5E-4", "5.0E-4"),
+            ("-3e2", "-3.0e+2"),
+        ] {
+            assert_eq!(
+                as_float(text, Loader::Yaml11).as_deref(),
+                Some(fixed),
+                "{text}"
+            );
+        }
+        assert_eq!(as_float("abc", Loader::Yaml11), None);
+        assert_eq!(as_float("e5", Loader::Yaml11), None);
+    }
+
+    #[test]
+    fn patterns_match_one_key_per_star() {
+        let p = |s: &str| s.split('.').map(String::from).collect::<Vec<_>>();
+        assert!(matches(
+            "lr_scheduler_kwargs.*",
+            &p("lr_scheduler_kwargs.min_lr")
+        ));
+        assert!(!matches("lr_scheduler_kwargs.*", &p("lr_scheduler_kwargs")));
+        assert!(matches("*", &p("lr0")));
+        assert!(!matches("*", &p("a.b")));
+    }
+}
