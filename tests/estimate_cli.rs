@@ -423,3 +423,23 @@ fn a_run_that_does_not_train_has_no_estimate() {
         "{run}"
     );
 }
+
+/// A config that describes its model by its dimensions (OLMo's `model:` block) gets an estimate
+/// of that model: 8 blocks of d_model 512 with a SwiGLU MLP of mlp_ratio 8 (a gate width of
+/// 2048) and untied 50304-row embeddings are 8 x (4 x 512^2 + 3 x 512 x 2048) + 2 x 50304 x 512
+/// = 85.1 M parameters. OLMo's own blocks bound the activations.
+#[test]
+fn a_model_described_by_its_dimensions_is_estimated() {
+    let (code, out, err) = run(&[
+        "estimate",
+        "fixtures/dialects/olmo/tiny-single-gpu.yaml",
+        "--target",
+        "rtx-4090",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        out.starts_with("the 8-layer, 512-wide model under `model`: 85.1 M parameters"),
+        "{out}"
+    );
+    assert!(out.contains("the framework's own blocks"), "{out}");
+}

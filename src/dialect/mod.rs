@@ -10,12 +10,12 @@ use std::path::Path;
 
 pub use mount::view;
 pub use resolve::resolve;
-pub use setup::{Concept, Origin, Setting, SettingValue, TrainingSetup, ValueType};
+pub use setup::{Concept, InlineModel, Origin, Setting, SettingValue, TrainingSetup, ValueType};
 pub use spec::Mount;
 
 pub use spec::{
-    Condition, Dialect, Documents, DuplicateKeys, LoadSpec, NotTraining, Semantics, SettingSpec,
-    Signature, Source,
+    ArchitectureSource, ArchitectureSpec, Condition, Dialect, Documents, DuplicateKeys, LoadSpec,
+    NotTraining, Semantics, SettingSpec, Signature, Source,
 };
 
 use crate::syntax::{Format, Node};

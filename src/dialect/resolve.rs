@@ -1,7 +1,7 @@
 //! Reads a document through a dialect into a [`TrainingSetup`].
 
-use super::setup::{Concept, Origin, Setting, SettingValue, TrainingSetup, ValueType};
-use super::spec::{Condition, Dialect, Source};
+use super::setup::{Concept, InlineModel, Origin, Setting, SettingValue, TrainingSetup, ValueType};
+use super::spec::{ArchitectureSource, Condition, Dialect, Source};
 use crate::syntax::{Loader, Node, NodeKind, Value};
 
 /// The canonical setup a dialect reads from `root`.
@@ -10,6 +10,7 @@ pub fn resolve(dialect: &Dialect, root: &Node) -> TrainingSetup {
         dialect: dialect.name.clone(),
         settings: Default::default(),
         not_training: not_training(dialect, root),
+        architecture: architecture(dialect, root),
     };
     let mut fractions = Vec::new();
     for (&concept, spec) in &dialect.settings {
@@ -91,6 +92,71 @@ pub fn resolve(dialect: &Dialect, root: &Node) -> TrainingSetup {
 
 /// The first `[[not_training]]` marker of the dialect that holds for `root`, as its reason. A
 /// condition on a symbolic value (`${mode}`) does not hold: unknown never silences a rule.
+/// The model the file describes by its dimensions, as the dialect's `[architecture]` reads it:
+/// `None` when the dialect has none, its mapping is absent or its condition does not hold.
+fn architecture(dialect: &Dialect, root: &Node) -> Option<InlineModel> {
+    let spec = dialect.architecture.as_ref()?;
+    let at = root.get_path(&path_of(&spec.at))?;
+    if spec
+        .when
+        .iter()
+        .any(|cond| condition_holds(dialect.loader, root, cond) != Some(true))
+    {
+        return None;
+    }
+    let mut table = toml::Table::new();
+    table.insert("family".into(), toml::Value::String(spec.family.clone()));
+    for (field, value) in &spec.defaults {
+        table.insert(field.clone(), value.clone());
+    }
+    for (field, sources) in &spec.fields {
+        let value = sources
+            .iter()
+            .find_map(|s| architecture_value(dialect.loader, root, s));
+        if let Some(v) = value {
+            table.insert(field.clone(), v);
+        }
+    }
+    Some(InlineModel {
+        table,
+        key: spec.at.clone(),
+        span: at.span.clone(),
+    })
+}
+
+fn architecture_value(
+    loader: Loader,
+    root: &Node,
+    source: &ArchitectureSource,
+) -> Option<toml::Value> {
+    if let Some(cond) = &source.when {
+        if condition_holds(loader, root, cond) != Some(true) {
+            return None;
+        }
+    }
+    let scalar = root.get_path(&path_of(&source.key))?.as_scalar()?;
+    let loaded = scalar.value(loader);
+    if let Some(map) = &source.map {
+        return map.get(&value_text(&loaded)).cloned();
+    }
+    let number = |v: &Value| v.as_f64();
+    match &loaded {
+        Value::Bool(b) => Some(toml::Value::Boolean(*b)),
+        Value::Int(_) | Value::Float(_) => {
+            let mut x = number(&loaded)?;
+            if let Some(other) = &source.times_key {
+                let o = root.get_path(&path_of(other))?.as_scalar()?.value(loader);
+                x *= number(&o)?;
+            }
+            x *= source.scale.unwrap_or(1.0);
+            // The catalog's dimensions are whole numbers: a fractional product is no dimension.
+            (x >= 0.0 && x.fract() == 0.0 && x < 9e15).then_some(toml::Value::Integer(x as i64))
+        }
+        Value::Str(t) => Some(toml::Value::String(t.clone())),
+        Value::Null | Value::Unknown => None,
+    }
+}
+
 fn not_training(dialect: &Dialect, root: &Node) -> Option<String> {
     dialect
         .not_training

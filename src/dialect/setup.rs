@@ -230,6 +230,18 @@ pub struct TrainingSetup {
     /// Why the file runs no training (an inference or evaluation config), from the dialect's
     /// `[[not_training]]`: training rules stay silent on it.
     pub not_training: Option<String>,
+    /// The model the config describes by its dimensions (the dialect's `[architecture]`).
+    pub architecture: Option<InlineModel>,
+}
+
+/// A model a config describes by its dimensions: catalog fields (`family`, `hidden_size`, ...)
+/// as the estimator's model table reads them, and where the description is.
+#[derive(Debug, Clone, PartialEq)]
+pub struct InlineModel {
+    pub table: toml::Table,
+    /// The mapping that describes it (`model`), and its span.
+    pub key: String,
+    pub span: Span,
 }
 
 impl TrainingSetup {

@@ -48,9 +48,46 @@ pub struct Dialect {
     /// are resolved (src/launch/hydra.rs).
     #[serde(default)]
     pub hydra: bool,
+    /// A model the config describes by its dimensions (`[architecture]`), for the memory
+    /// rules when the file names no model the catalog knows.
+    pub architecture: Option<ArchitectureSpec>,
     /// The key that names one setup among several in a file (openpi's `TrainConfig(name=...)`),
     /// quoted in messages so a finding says which setup it is about.
     pub setup_name: Option<String>,
+}
+
+/// Where a config's own model dimensions live: the estimator builds a catalog entry of
+/// `family` from them (src/estimate/models.rs field names).
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ArchitectureSpec {
+    /// The block recipe, as the model catalog's `family` names it (`llama`, `gpt2`, `vit`).
+    pub family: String,
+    /// The mapping that describes the model (`model`): findings about it point there.
+    pub at: String,
+    /// The dimensions are a model of `family` only when all of these hold (OLMo's
+    /// `activation_type: swiglu` in a sequential block is a Llama-style block).
+    #[serde(default)]
+    pub when: Vec<Condition>,
+    /// Catalog field (`hidden_size`) -> where its value is read; the first source present wins.
+    pub fields: BTreeMap<String, Vec<ArchitectureSource>>,
+    /// Catalog fields' values when no source is present: the framework's defaults.
+    #[serde(default)]
+    pub defaults: BTreeMap<String, toml::Value>,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ArchitectureSource {
+    pub key: String,
+    /// Maps the loaded value, as text, to the field's value; values not listed skip the source.
+    pub map: Option<BTreeMap<String, toml::Value>>,
+    /// Multiplies the value by another key's (OLMo's `mlp_ratio` x `d_model`).
+    pub times_key: Option<String>,
+    /// Multiplies the value by a constant (a fused SwiGLU projection's width / 2).
+    pub scale: Option<f64>,
+    /// Only read this source when the condition holds.
+    pub when: Option<Condition>,
 }
 
 /// A part of a code front-end's tree placed in the dialect's key space: the keyword arguments

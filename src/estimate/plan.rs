@@ -109,6 +109,22 @@ pub fn find_model(name: &str, declared: &[Architecture], base: &Path) -> Option<
     })
 }
 
+/// The catalog entry a config's own dimensions make, when they are complete enough for the
+/// memory model of its kind.
+pub fn inline_architecture(inline: &crate::dialect::InlineModel) -> Option<Architecture> {
+    let mut arch: Architecture = toml::Value::Table(inline.table.clone()).try_into().ok()?;
+    arch.name = inline.key.clone();
+    arch.source = format!("the dimensions under `{}` in the config", inline.key);
+    let ok = match arch.family {
+        Family::Vit => arch.hidden_size > 0 && arch.num_layers > 0 && arch.num_heads > 0,
+        Family::Llama | Family::Gpt2 | Family::Gemma | Family::Opt => {
+            arch.hidden_size > 0 && arch.num_layers > 0 && arch.num_heads > 0 && arch.vocab_size > 0
+        }
+        _ => false,
+    };
+    ok.then_some(arch)
+}
+
 pub struct Inputs<'a> {
     pub setup: &'a TrainingSetup,
     pub linked: Option<&'a TrainingSetup>,
@@ -150,12 +166,26 @@ pub fn plan_for(i: &Inputs) -> Result<Planned, Gap> {
     let mut assumed = Vec::new();
     let mut bounded = Vec::new();
     let mut used = Vec::new();
-    let Some((name, _)) = s.str(Concept::Model) else {
-        return Err(Gap::Missing("model"));
-    };
-    used.push(("model", Concept::Model));
-    let Some(arch) = find_model(name, i.models, i.base_dir) else {
-        return Err(Gap::UnknownModel(name.to_string()));
+    let described;
+    let inline = s.str(Concept::Model).is_none() && s.architecture.is_some();
+    let (name, arch) = match (s.str(Concept::Model), &s.architecture) {
+        (Some((name, _)), _) => {
+            used.push(("model", Concept::Model));
+            let Some(arch) = find_model(name, i.models, i.base_dir) else {
+                return Err(Gap::UnknownModel(name.to_string()));
+            };
+            (name, arch)
+        }
+        // No model named: the one the file describes by its dimensions.
+        (None, Some(inline)) => {
+            let arch = inline_architecture(inline).ok_or(Gap::Missing("model"))?;
+            described = format!(
+                "the {}-layer, {}-wide model under `{}`",
+                arch.num_layers, arch.hidden_size, inline.key
+            );
+            (described.as_str(), arch)
+        }
+        (None, None) => return Err(Gap::Missing("model")),
     };
     // KTransformers runs the routed experts on the CPU: their weights leave the GPU, and their
     // activations stay where its `kt_cpu_activation` puts them: bounded between all of them on
@@ -529,6 +559,16 @@ pub fn plan_for(i: &Inputs) -> Result<Planned, Gap> {
                 .into(),
         );
     }
+    // A model the config describes runs the framework's own block code (OLMo's fused q/k/v
+    // projection and norms), not the Hugging Face modules the activation recipes were measured
+    // on: its activations are bounded, as fused kernels are.
+    let own_blocks_lower = inline.then(|| {
+        bounded.push(
+            "the framework's own blocks (dimensions from the config, not a catalog model): activations between full checkpointing and none"
+                .into(),
+        );
+        Checkpointing::Full
+    });
     let experts_lower = cpu_experts.then(|| {
         bounded.push(
             "routed experts on the CPU (KTransformers): their activations between all on the GPU and none"
@@ -541,7 +581,10 @@ pub fn plan_for(i: &Inputs) -> Result<Planned, Gap> {
         reference_model: false,
         flat_grads: flat_lower.unwrap_or(plan.flat_grads),
         precision: precision_lower,
-        checkpointing: experts_lower.or(fused_lower).unwrap_or(checkpointing_lower),
+        checkpointing: experts_lower
+            .or(fused_lower)
+            .or(own_blocks_lower)
+            .unwrap_or(checkpointing_lower),
         attention: attention_lower,
         optimizer: optimizer_lower,
         batch: batch_lower.unwrap_or(plan.batch),
@@ -657,7 +700,30 @@ pub fn memory_for(i: &Inputs) -> Result<MemoryContext, Gap> {
 
 #[cfg(test)]
 mod tests {
-    use super::lora_pattern_modules;
+    use super::*;
+
+    #[test]
+    fn an_inline_model_needs_its_dimensions() {
+        let table: toml::Table = toml::from_str(
+            "family = \"llama\"\nhidden_size = 512\nnum_layers = 8\nnum_heads = 8\nintermediate_size = 2048\nvocab_size = 50304\n",
+        )
+        .unwrap();
+        let inline = crate::dialect::InlineModel {
+            table: table.clone(),
+            key: "model".into(),
+            span: 0..0,
+        };
+        let arch = inline_architecture(&inline).unwrap();
+        assert_eq!((arch.num_layers, arch.hidden_size), (8, 512));
+        // Without a vocabulary a language model has no LM head to count: no estimate.
+        let mut partial = table;
+        partial.remove("vocab_size");
+        let inline = crate::dialect::InlineModel {
+            table: partial,
+            ..inline
+        };
+        assert!(inline_architecture(&inline).is_none());
+    }
 
     #[test]
     fn a_regex_lora_target_names_the_modules_of_its_last_component() {

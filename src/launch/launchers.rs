@@ -58,6 +58,7 @@ fn launchers() -> &'static [Known] {
                     mount: Vec::new(),
                     setup_name: None,
                     inherit: None,
+                    architecture: None,
                     hydra: false,
                 };
                 Known {
