@@ -14,8 +14,8 @@
 # What it does, inside one temporary folder removed on exit (the cargo build folder aside):
 #   1. creates a venv (python3 -m venv) and pip-installs `pre-commit` from PyPI into it;
 #   2. creates a git repository holding one Hugging Face Trainer config with
-#      `dataloader_num_workers: 64` (HW201 on the default 16-core `workstation` target) and
-#      commits it;
+#      `dataloader_num_workers: 64` (HW201 on the 16-core `workstation` target its hwlint.toml
+#      names) and commits it;
 #   3. `pre-commit try-repo <this repo> hwlint --all-files` must fail and name HW201;
 #   4. `pre-commit try-repo <this repo> hwlint-fix --all-files` must rewrite the value to 15
 #      (16 cores - 1) and leave every other byte of the file as it was;
@@ -156,6 +156,11 @@ max_steps: 100
 save_steps: 50
 dataloader_num_workers: 64  # one per core of the big box
 YAML
+# The machine its runs use, named as `hwlint init` does: under the built-in default target the
+# host is a guess and hwlint-fix would only show HW201's fix.
+cat >"$consumer/hwlint.toml" <<'TOML'
+target = "workstation"
+TOML
 sed 's/^dataloader_num_workers: 64 /dataloader_num_workers: 15 /' \
     "$consumer/configs/train.yaml" >"$work/expected.yaml"
 git -C "$consumer" add -A

@@ -61,7 +61,16 @@ fn fix_writes_keeps_comments_and_is_idempotent() {
     let d = tempfile::tempdir().unwrap();
     let text = "\u{feff}# loader\r\nper_device_train_batch_size: 8\r\ndataloader_num_workers: 64 # too many\r\nmax_steps: 1000\r\n";
     write(d.path(), "args.yaml", text);
+    // Under the built-in default target the host is a guess: HW201's fix is shown, not applied.
     let (code, out) = stdout(hwlint(d.path()).args(["--fix", "args.yaml"]));
+    assert_eq!(code, 1, "{out}");
+    assert!(out.contains("guess of the host"), "{out}");
+    assert_eq!(
+        fs::read_to_string(d.path().join("args.yaml")).unwrap(),
+        text
+    );
+    // The host named: the fix applies.
+    let (code, out) = stdout(hwlint(d.path()).args(["--cpu-cores", "16", "--fix", "args.yaml"]));
     assert_eq!(code, 0, "{out}");
     let fixed = fs::read_to_string(d.path().join("args.yaml")).unwrap();
     assert_eq!(fixed, text.replace("64 # too many", "15 # too many"));

@@ -172,6 +172,9 @@ fn sarif_json_lines_and_statistics() {
         format!("{HF}dataloader_num_workers: 64\n"),
     )
     .unwrap();
+    // A target the user chose: under the built-in default the host is a guess and HW201's fix
+    // is display-only.
+    fs::write(d.path().join("hwlint.toml"), "target = \"workstation\"\n").unwrap();
     let (_, out) = run(d.path(), &["a.yaml", "--output-format", "sarif"]);
     let v: serde_json::Value = serde_json::from_str(&out).unwrap();
     assert_eq!(v["version"], "2.1.0");
@@ -249,6 +252,7 @@ fn sarif_json_lines_and_statistics() {
 #[test]
 fn stdin_force_exclude_exit_on_fix_and_version() {
     let d = tempfile::tempdir().unwrap();
+    fs::write(d.path().join("hwlint.toml"), "target = \"workstation\"\n").unwrap();
     let out = hwlint(d.path())
         .args(["-", "--stdin-filename", "args.yaml", "--fix"])
         .write_stdin(format!("{HF}dataloader_num_workers: 64\n"))
@@ -291,7 +295,7 @@ fn stdin_force_exclude_exit_on_fix_and_version() {
     fs::write(d.path().join("templates/x.yaml"), HF).unwrap();
     fs::write(
         d.path().join("hwlint.toml"),
-        "exclude = [\"templates/**\"]\n",
+        "target = \"workstation\"\nexclude = [\"templates/**\"]\n",
     )
     .unwrap();
     assert_eq!(

@@ -25,7 +25,8 @@
 //!
 //! ## Fix safety
 //! Safe: it sets `num_workers` to cores per process - 1 (at least 1), which keeps loading
-//! parallel and leaves a core for each training process.
+//! parallel and leaves a core for each training process. Under the built-in default target the
+//! host is a guess: the fix is shown, not applied, until the host is named.
 
 use super::{Context, Violation};
 use crate::dialect::Concept;
@@ -50,14 +51,21 @@ pub(crate) fn check(ctx: &Context) -> Vec<Violation> {
             setting.origin.describe(),
         ),
         None => format!(
-            "{} {workers} x {procs} process{} per node = {} dataloader workers > {} CPU cores on {}",
+            "{} {workers} x {procs} process{} per node = {} dataloader workers > {} CPU cores on {}{}",
             setting.origin.describe(),
             if procs == 1 { "" } else { "es" },
             workers * procs,
             ctx.target.host.cpu_cores.unwrap_or_default(),
             ctx.target.describe(),
+            if ctx.target.is_default {
+                super::memory::HOST_GUESS
+            } else {
+                ""
+            },
         ),
     };
+    // Cores the scheduler gives each process are the file's own word, not the target's guess.
+    let host_guessed = ctx.setup.get(Concept::CpusPerProcess).is_none();
     // With fewer cores than processes the floor of one worker is already what is set: there
     // is no lower count to offer (0 would trade this finding for HW202).
     let fix = (suggested < workers)
@@ -73,6 +81,11 @@ pub(crate) fn check(ctx: &Context) -> Vec<Violation> {
             )
         })
         .flatten();
+    let fix = if host_guessed {
+        super::memory::for_host(ctx, fix)
+    } else {
+        fix
+    };
     vec![Violation {
         message,
         span: ctx.span_of(Concept::NumWorkers),

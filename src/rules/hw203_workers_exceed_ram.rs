@@ -23,7 +23,8 @@
 //!
 //! ## Fix safety
 //! Safe: it lowers `num_workers` to the most that fits (at least 1); no fix when even one
-//! worker per process does not fit.
+//! worker per process does not fit. Under the built-in default target the host is a guess: the
+//! fix is shown, not applied, until the host is named.
 
 use super::{Context, Violation};
 use crate::dialect::Concept;
@@ -45,7 +46,18 @@ pub(crate) fn check(ctx: &Context) -> Vec<Violation> {
         Some((r, s)) => (r, 1.0, s.origin.describe()),
         None if ctx.setup.is_unknown(Concept::RamPerProcessGb) => return vec![],
         None => match ctx.target.host.ram_gb {
-            Some(r) => (r, ctx.processes_per_node() as f64, "host RAM".to_string()),
+            Some(r) => (
+                r,
+                ctx.processes_per_node() as f64,
+                format!(
+                    "host RAM{}",
+                    if ctx.target.is_default {
+                        super::memory::HOST_GUESS
+                    } else {
+                        ""
+                    }
+                ),
+            ),
             None => return vec![],
         },
     };
@@ -71,9 +83,15 @@ pub(crate) fn check(ctx: &Context) -> Vec<Violation> {
             ),
         )
     });
+    let fix = fix.flatten();
+    let fix = if ctx.setup.get(Concept::RamPerProcessGb).is_none() {
+        super::memory::for_host(ctx, fix)
+    } else {
+        fix
+    };
     vec![Violation {
         message,
         span: ctx.span_of(Concept::NumWorkers),
-        fix: fix.flatten(),
+        fix,
     }]
 }

@@ -159,6 +159,26 @@ pub(crate) fn for_target(ctx: &Context, fix: Option<Fix>) -> Option<Fix> {
     })
 }
 
+/// Under the built-in default target the host (cores, RAM) is a guess as much as the GPU: a
+/// fix that sizes the dataloader to it is shown, never applied (DESIGN.md "World size": `--fix`
+/// acts only on a target the user chose).
+pub(crate) fn for_host(ctx: &Context, fix: Option<Fix>) -> Option<Fix> {
+    if !ctx.target.is_default {
+        return fix;
+    }
+    fix.map(|mut f| {
+        f.applicability = Applicability::DisplayOnly;
+        f.message.push_str(
+            "; shown, not applied, while the host is a guess: name it (--cpu-cores/--ram-gb, --target or hwlint.toml) for --fix to apply it",
+        );
+        f
+    })
+}
+
+/// How a message names the host when it is the default target's guess.
+pub(crate) const HOST_GUESS: &str =
+    " (hwlint's default guess of the host: name yours with --cpu-cores/--ram-gb, --target or in hwlint.toml)";
+
 /// The target GPU as messages name it: under the built-in default target, saying that it is a
 /// guess (DESIGN.md "World size").
 pub(crate) fn gpu_named(ctx: &Context) -> String {
