@@ -144,14 +144,14 @@ fn place_of(root: &Node, path: &Path) -> Option<Place> {
             .map(|c| c.as_os_str().to_string_lossy())
             .collect::<Vec<_>>()
             .join("/");
-        if let Some(primary) = primaries_in(up)
-            .into_iter()
+        if let Some((primary, _)) = primaries_in(up)
+            .iter()
             .find(|(_, d)| names_group(d, &group))
         {
             return Some(Place {
                 root: up.to_path_buf(),
                 group,
-                primary: Some(primary.0),
+                primary: Some(primary.clone()),
             });
         }
     }
@@ -165,8 +165,23 @@ fn place_of(root: &Node, path: &Path) -> Option<Place> {
 }
 
 /// The YAML configs directly in `dir` that have a defaults list, with it: training primaries
-/// first (`train.yaml` over `eval.yaml`), then by name.
-fn primaries_in(dir: &Path) -> Vec<(PathBuf, Node)> {
+/// first (`train.yaml` over `eval.yaml`), then by name. Read once per folder and run: every
+/// YAML file below a folder asks for the same list.
+fn primaries_in(dir: &Path) -> std::sync::Arc<Vec<(PathBuf, Node)>> {
+    type Cache = std::collections::HashMap<PathBuf, std::sync::Arc<Vec<(PathBuf, Node)>>>;
+    static CACHE: std::sync::OnceLock<std::sync::Mutex<Cache>> = std::sync::OnceLock::new();
+    let cache = CACHE.get_or_init(Default::default);
+    if let Some(hit) = cache.lock().ok().and_then(|c| c.get(dir).cloned()) {
+        return hit;
+    }
+    let found = std::sync::Arc::new(read_primaries(dir));
+    if let Ok(mut c) = cache.lock() {
+        c.insert(dir.to_path_buf(), found.clone());
+    }
+    found
+}
+
+fn read_primaries(dir: &Path) -> Vec<(PathBuf, Node)> {
     let Ok(read) = std::fs::read_dir(dir) else {
         return Vec::new();
     };
