@@ -252,7 +252,11 @@ fn read_source(
         }
     }
     let origin = Origin::File {
-        key: source.key.clone(),
+        // A product names both factors (no fix writes such a setting).
+        key: match &source.times_key {
+            Some(other) => format!("{} x {other}", source.key),
+            None => source.key.clone(),
+        },
         key_span: entry.key_span.clone(),
         value_span: entry.value.span.clone(),
     };
@@ -343,6 +347,18 @@ fn read_source(
                 SettingValue::Unknown(text)
             } else if source.size_gb {
                 size_in_gb(&text).map_or(SettingValue::Unknown(text), SettingValue::Float)
+            } else if let Some(other) = &source.times_key {
+                let factor = root
+                    .get_path(&path_of(other))
+                    .and_then(|n| n.as_scalar())
+                    .and_then(|s| s.value(loader).as_f64())?;
+                match (loaded.as_f64(), concept.value_type()) {
+                    (Some(v), ValueType::Int) if (v * factor).fract() == 0.0 => {
+                        SettingValue::Int((v * factor) as i64)
+                    }
+                    (Some(v), ValueType::Float) => SettingValue::Float(v * factor),
+                    _ => return None,
+                }
             } else if let Some(suffix) = &source.suffix_key {
                 match root.get_path(&path_of(suffix)).and_then(|n| n.as_scalar()) {
                     Some(sfx) => {

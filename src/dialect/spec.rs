@@ -207,6 +207,9 @@ pub struct Source {
     /// Appends `/` and this other key's value (torchtitan `model.name` + `model.flavor` reads
     /// as `llama3/8B`).
     pub suffix_key: Option<String>,
+    /// Multiplies the value by another key's (frames x tokens per frame); the source is skipped
+    /// when that key is absent or not a number.
+    pub times_key: Option<String>,
     /// A size written with a unit (`220G`, `512MB`, `1T`) read as gigabytes.
     #[serde(default)]
     pub size_gb: bool,
