@@ -73,8 +73,10 @@ pub(crate) fn batch_fix(ctx: &Context, micro: i64, per_device: i64, why: &str) -
             // global batch is written out.
             Some(write) => {
                 writes.extend(write);
+                let before = per_device / ctx.setup.int(Concept::MicroBatch).map_or(1, |(m, _)| m.max(1));
+                let moves = if accum > before { "rises" } else { "falls" };
                 format!(
-                    "set `{micro_key}` to {micro}; the global batch stays {} so accumulation rises to {accum} ({why})",
+                    "set `{micro_key}` to {micro}; the global batch stays {} so accumulation {moves} to {accum} ({why})",
                     per_device * ctx.data_parallel().map_or(1, |(n, _)| n)
                 )
             }
@@ -138,7 +140,16 @@ fn global_batch_keeps(ctx: &Context, per_device: i64) -> Option<Option<KeyWrite>
 pub(crate) fn per_device_batch(ctx: &Context) -> Option<i64> {
     let (micro, _) = ctx.setup.int(Concept::MicroBatch)?;
     let accum = match ctx.setup.get(Concept::GradAccum) {
-        None => 1,
+        // No accumulation key: the framework derives it from a stated global batch (LitGPT's
+        // `global_batch_size` / (devices x micro-batch)) when one is, else there is none.
+        None => match (ctx.setup.int(Concept::GlobalBatch), ctx.data_parallel()) {
+            (Some((global, _)), Some((dp, _)))
+                if dp > 0 && micro > 0 && global % (micro * dp) == 0 =>
+            {
+                (global / (micro * dp)).max(1)
+            }
+            _ => 1,
+        },
         Some(_) => ctx.setup.int(Concept::GradAccum)?.0.max(1),
     };
     Some(micro * accum)

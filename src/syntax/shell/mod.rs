@@ -416,7 +416,8 @@ fn launch_of<'w>(words: &'w [Word], vars: &'w Variables) -> Option<Launch<'w>> {
         vars,
     };
     let rest: &[Word] = match base.as_str() {
-        "lerobot-train" => {
+        // Console scripts that are the training program themselves (`litgpt finetune_lora`).
+        "lerobot-train" | "litgpt" => {
             launch.script = Some((base.clone(), w[0].span.clone()));
             launch.args = &w[1..];
             return Some(launch);
