@@ -435,6 +435,13 @@ fn selected(item: &Node, place: &Place, group: &str, st: &mut State, depth: usiz
 }
 
 fn config_file(place: &Place, name: &str) -> PathBuf {
+    // Hydra looks configs up in its search path only: a `..` never leaves the config root.
+    if name
+        .split('/')
+        .any(|part| part == ".." || part.contains('\\'))
+    {
+        return PathBuf::new();
+    }
     let base = place.root.join(name);
     if base.extension().is_some_and(|e| e == "yaml" || e == "yml") {
         return base;
@@ -750,6 +757,22 @@ mod tests {
             "{}",
             c.cycles[0].1
         );
+    }
+
+    #[test]
+    fn a_defaults_entry_never_leaves_the_config_root() {
+        let dir = tempfile::tempdir().unwrap();
+        let d = dir.path();
+        write(d, "secret.yaml", "k: 1\n");
+        let p = write(
+            d,
+            "c/config.yaml",
+            "defaults:\n  - ../secret\n  - db: ../../secret\n  - 5\n  - [1, 2]\n\nown: 1\n",
+        );
+        let text = std::fs::read_to_string(&p).unwrap();
+        let doc = parse(&text, Format::Yaml).unwrap();
+        let c = compose(&doc.roots[0], &text, &p);
+        assert!(c.is_none_or(|c| c.merged.is_empty() && c.root.get_path(&["k"]).is_none()));
     }
 
     #[test]
