@@ -142,8 +142,38 @@ pub fn linked_deepspeed(
 }
 
 fn has_path(root: &Node, dotted: &str) -> bool {
-    let path: Vec<&str> = dotted.split('.').collect();
-    root.get_path(&path).is_some()
+    root.get_path(&key_path(dotted)).is_some()
+}
+
+/// A dialect's dotted key as path segments: a quoted segment may hold dots (Kubernetes'
+/// `limits."nvidia.com/gpu"`), and a number indexes a list (`containers.0`).
+pub fn key_path(dotted: &str) -> Vec<&str> {
+    let mut out = Vec::new();
+    let mut rest = dotted;
+    loop {
+        if let Some(quoted) = rest.strip_prefix('"') {
+            let Some(end) = quoted.find('"') else {
+                out.push(quoted);
+                return out;
+            };
+            out.push(&quoted[..end]);
+            match quoted[end + 1..].strip_prefix('.') {
+                Some(next) => rest = next,
+                None => return out,
+            }
+        } else {
+            match rest.find('.') {
+                Some(i) => {
+                    out.push(&rest[..i]);
+                    rest = &rest[i + 1..];
+                }
+                None => {
+                    out.push(rest);
+                    return out;
+                }
+            }
+        }
+    }
 }
 
 /// The best-matching dialect for a document root, with the tree it reads there (see
@@ -266,6 +296,24 @@ pub fn evidence(d: &Dialect, root: &Node, format: Format) -> Evidence {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn key_paths_quote_dots_and_index_lists() {
+        assert_eq!(key_path("a.b"), ["a", "b"]);
+        assert_eq!(
+            key_path("containers.0.limits.\"nvidia.com/gpu\""),
+            ["containers", "0", "limits", "nvidia.com/gpu"]
+        );
+        let doc = crate::syntax::parse(
+            "containers:\n  - limits:\n      nvidia.com/gpu: 2\n",
+            Format::Yaml,
+        )
+        .unwrap();
+        let n = doc.roots[0]
+            .get_path(&key_path("containers.0.limits.\"nvidia.com/gpu\""))
+            .unwrap();
+        assert_eq!(n.as_scalar().unwrap().text, "2");
+    }
 
     #[test]
     fn builtin_dialects_parse() {

@@ -174,7 +174,7 @@ fn not_training(dialect: &Dialect, root: &Node) -> Option<String> {
 }
 
 fn path_of(key: &str) -> Vec<&str> {
-    key.split('.').collect()
+    super::key_path(key)
 }
 
 /// The loaded value as text, the way the dialect's `map` tables spell it.
@@ -253,9 +253,10 @@ fn read_source(
     }
     let origin = Origin::File {
         // A product names both factors (no fix writes such a setting).
-        key: match &source.times_key {
-            Some(other) => format!("{} x {other}", source.key),
-            None => source.key.clone(),
+        key: match (&source.times_key, &source.plus_key) {
+            (Some(other), _) => format!("{} x {other}", source.key),
+            (None, Some(other)) => format!("{} + {other}", source.key),
+            (None, None) => source.key.clone(),
         },
         key_span: entry.key_span.clone(),
         value_span: entry.value.span.clone(),
@@ -347,6 +348,18 @@ fn read_source(
                 SettingValue::Unknown(text)
             } else if source.size_gb {
                 size_in_gb(&text).map_or(SettingValue::Unknown(text), SettingValue::Float)
+            } else if let Some(other) = &source.plus_key {
+                let add = root
+                    .get_path(&path_of(other))
+                    .and_then(|n| n.as_scalar())
+                    .and_then(|s| s.value(loader).as_f64())?;
+                match (loaded.as_f64(), concept.value_type()) {
+                    (Some(v), ValueType::Int) if (v + add).fract() == 0.0 => {
+                        SettingValue::Int((v + add) as i64)
+                    }
+                    (Some(v), ValueType::Float) => SettingValue::Float(v + add),
+                    _ => return None,
+                }
             } else if let Some(other) = &source.times_key {
                 let factor = root
                     .get_path(&path_of(other))

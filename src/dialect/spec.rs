@@ -210,6 +210,9 @@ pub struct Source {
     /// Multiplies the value by another key's (frames x tokens per frame); the source is skipped
     /// when that key is absent or not a number.
     pub times_key: Option<String>,
+    /// Adds another key's value (Kubeflow's Master replicas + Worker replicas); the source is
+    /// skipped when that key is absent or not a number.
+    pub plus_key: Option<String>,
     /// A size written with a unit (`220G`, `512MB`, `1T`) read as gigabytes.
     #[serde(default)]
     pub size_gb: bool,

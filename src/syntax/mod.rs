@@ -523,10 +523,15 @@ impl Node {
     }
 
     /// The node at a dotted path of mapping keys (the last entry wins, as most loaders do).
+    /// The node at `path`: mapping keys, or a list item's index (`containers`, `0`).
     pub fn get_path(&self, path: &[&str]) -> Option<&Node> {
         let mut node = self;
         for seg in path {
-            node = &node.as_map()?.get_entry(seg)?.value;
+            node = match &node.kind {
+                NodeKind::Map(m) => &m.get_entry(seg)?.value,
+                NodeKind::Seq(items) => items.get(seg.parse::<usize>().ok()?)?,
+                NodeKind::Scalar(_) => return None,
+            };
         }
         Some(node)
     }
