@@ -135,10 +135,43 @@ pub fn linked_deepspeed(
     let text = crate::lint::read_text(&found, crate::lint::MAX_FILE_BYTES).ok()?;
     let doc = crate::syntax::parse(&text, Format::Json).ok()?;
     let root = doc.roots.first()?;
+    let mut linked = resolve(dialect, root);
+    if dialects
+        .iter()
+        .any(|d| d.name == setup.dialect && d.semantics.fills_deepspeed_auto)
+    {
+        fill_auto(&mut linked, setup);
+    }
     Some(LinkedConfig {
         path: written.to_string(),
-        setup: resolve(dialect, root),
+        setup: linked,
     })
+}
+
+/// The Trainer's arguments in place of the DeepSpeed JSON's `"auto"`: the micro-batch, the
+/// accumulation, bf16/fp16 (`trainer_config_process`), the warmup and the run length as the
+/// scheduler's total steps (`trainer_config_finalize`; transformers
+/// integrations/deepspeed.py:136-184, 245-256 at transformers 5.24.0). Each keeps the origin of
+/// the Trainer argument that sets it. The train batch needs the world size: it stays unknown.
+fn fill_auto(linked: &mut TrainingSetup, trainer: &TrainingSetup) {
+    for (ds, from) in [
+        (Concept::MicroBatch, Concept::MicroBatch),
+        (Concept::GradAccum, Concept::GradAccum),
+        (Concept::Precision, Concept::Precision),
+        (Concept::WarmupSteps, Concept::WarmupSteps),
+        (Concept::DecaySteps, Concept::TotalSteps),
+    ] {
+        let auto = matches!(
+            linked.get(ds).map(|s| &s.value),
+            Some(SettingValue::Unknown(v)) if v == "auto"
+        );
+        let known = trainer
+            .get(from)
+            .filter(|s| !matches!(s.value, SettingValue::Unknown(_)));
+        if let (true, Some(s)) = (auto, known) {
+            linked.settings.insert(ds, s.clone());
+        }
+    }
 }
 
 fn has_path(root: &Node, dotted: &str) -> bool {
@@ -296,6 +329,37 @@ pub fn evidence(d: &Dialect, root: &Node, format: Format) -> Evidence {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn deepspeed_auto_values_come_from_the_trainer() {
+        let dir = tempfile::tempdir().unwrap();
+        let ds = dir.path().join("ds.json");
+        std::fs::write(
+            &ds,
+            r#"{"train_micro_batch_size_per_gpu": "auto", "gradient_accumulation_steps": "auto",
+                "train_batch_size": "auto", "bf16": {"enabled": "auto"},
+                "zero_optimization": {"stage": 2}}"#,
+        )
+        .unwrap();
+        let cfg = dir.path().join("args.yaml");
+        let text = "output_dir: out\nper_device_train_batch_size: 4\ngradient_accumulation_steps: 8\nbf16: true\nmax_steps: 100\nlearning_rate: 1.0e-5\ndeepspeed: ds.json\n";
+        std::fs::write(&cfg, text).unwrap();
+        let dialects = builtin();
+        let doc = crate::syntax::parse(text, Format::Yaml).unwrap();
+        let (d, view) = detect(&dialects, &doc.roots[0], Format::Yaml, &cfg).unwrap();
+        assert_eq!(d.name, "hf-trainer");
+        let setup = resolve(d, &view);
+        let linked = linked_deepspeed(&setup, &cfg, &dialects).unwrap().setup;
+        assert_eq!(linked.int(Concept::MicroBatch).map(|(v, _)| v), Some(4));
+        assert_eq!(linked.int(Concept::GradAccum).map(|(v, _)| v), Some(8));
+        assert_eq!(
+            linked.str(Concept::Precision).map(|(v, _)| v),
+            Some("bf16-mixed")
+        );
+        // The world size is not in either file: the train batch stays "auto".
+        assert!(linked.is_unknown(Concept::GlobalBatch));
+        assert_eq!(linked.int(Concept::ZeroStage).map(|(v, _)| v), Some(2));
+    }
 
     #[test]
     fn key_paths_quote_dots_and_index_lists() {

@@ -269,6 +269,10 @@ pub struct Semantics {
     /// keeps the effective batch, so HW101's micro-batch fix is safe.
     #[serde(default)]
     pub accumulation_derived: bool,
+    /// The Hugging Face Trainer fills the `"auto"` values of the DeepSpeed JSON it is given from
+    /// its own arguments (`HfTrainerDeepSpeedConfig`): the linked JSON is read with them.
+    #[serde(default)]
+    pub fills_deepspeed_auto: bool,
     /// Only the file shards the model states (openpi's `fsdp_devices`): no launcher adds ZeRO
     /// or FSDP, so a file without sharding runs unsharded on any number of GPUs.
     #[serde(default)]
