@@ -46,6 +46,7 @@ const BUILTIN: &[(&str, &str)] = builtin_dialects![
     "verl.toml",
     "detectron2.toml",
     "yolov5.toml",
+    "ultralytics.toml",
     "pytorchjob.toml",
     "deepspeed.toml",
     "nemo.toml",
