@@ -220,6 +220,35 @@ mod tests {
         assert_eq!(as_float("e5", Loader::Yaml11), None);
     }
 
+    proptest::proptest! {
+        /// Every number PyYAML reads as text but OmegaConf as a float gets a rewrite that
+        /// PyYAML reads as that same float.
+        #[test]
+        fn every_string_number_gets_a_float_rewrite(
+            sign in proptest::sample::select(vec!["", "-", "+"]),
+            int in "[0-9]{1,4}",
+            frac in proptest::option::of("[0-9]{0,3}"),
+            e in proptest::sample::select(vec!["e", "E"]),
+            exp_sign in proptest::sample::select(vec!["", "-", "+"]),
+            exp in "[0-9]{1,2}",
+        ) {
+            let mantissa = match &frac {
+                Some(f) => format!("{int}.{f}"),
+                None => int.clone(),
+            };
+            let text = format!("{sign}{mantissa}{e}{exp_sign}{exp}");
+            if let (Value::Str(_), Value::Float(f)) = (
+                resolve_plain(&text, Loader::Yaml11),
+                resolve_plain(&text, Loader::OmegaConf),
+            ) {
+                let fixed = as_float(&text, Loader::Yaml11);
+                proptest::prop_assert!(fixed.is_some(), "{text}");
+                let fixed = fixed.unwrap();
+                proptest::prop_assert_eq!(resolve_plain(&fixed, Loader::Yaml11), Value::Float(f), "{} -> {}", text, fixed);
+            }
+        }
+    }
+
     #[test]
     fn patterns_match_one_key_per_star() {
         let p = |s: &str| s.split('.').map(String::from).collect::<Vec<_>>();
