@@ -48,12 +48,25 @@ pub struct Dialect {
     /// are resolved (src/launch/hydra.rs).
     #[serde(default)]
     pub hydra: bool,
+    /// Keys whose value may name another file that stands in for it (`fsdp_config:
+    /// fsdp.json`): the file's mapping is read in the key's place (`[[link]]`).
+    #[serde(default)]
+    pub link: Vec<Link>,
     /// A model the config describes by its dimensions (`[architecture]`), for the memory
     /// rules when the file names no model the catalog knows.
     pub architecture: Option<ArchitectureSpec>,
     /// The key that names one setup among several in a file (openpi's `TrainConfig(name=...)`),
     /// quoted in messages so a finding says which setup it is about.
     pub setup_name: Option<String>,
+}
+
+/// A key whose value may be the path of a JSON or YAML file holding the mapping the key takes
+/// (Hugging Face `fsdp_config`: "a path to a JSON config file or an already loaded dict"). The
+/// path is looked up next to the config and in each folder above it.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Link {
+    pub key: String,
 }
 
 /// Where a config's own model dimensions live: the estimator builds a catalog entry of

@@ -59,6 +59,7 @@ fn launchers() -> &'static [Known] {
                     setup_name: None,
                     inherit: None,
                     architecture: None,
+                    link: Vec::new(),
                     hydra: false,
                 };
                 Known {

@@ -115,12 +115,14 @@ pub fn assemble<'a>(
         cycles: Vec::new(),
     };
     if format != Format::Shell {
-        return match dialect.inherit.as_deref() {
+        let mut run = match dialect.inherit.as_deref() {
             Some(key) if view.get_path(&[key]).is_some() => {
                 inherit::run(dialect, view, key, path, text).unwrap_or_else(plain)
             }
             _ => plain(view),
         };
+        linked_files(&mut run, path);
+        return run;
     }
     let script = front_root
         .get_path(&["script"])
@@ -164,6 +166,71 @@ pub fn assemble<'a>(
     launcher_config(&mut run, front_root, path, dialects);
     launchers::overlay(&mut run.setup, front_root);
     run
+}
+
+/// The files a run's keys name in their place (the dialect's `[[link]]`: `fsdp_config:
+/// fsdp.json`), each read as the key's mapping and merged as a source of its own.
+fn linked_files(run: &mut Run, path: &Path) {
+    for link in &run.dialect.link {
+        let keys = dialect::key_path(&link.key);
+        let Some(node) = run.root.get_path(&keys) else {
+            continue;
+        };
+        let Some(written) = node.as_scalar().map(|s| s.text.clone()) else {
+            continue;
+        };
+        if !matches!(
+            Path::new(&written).extension().and_then(|e| e.to_str()),
+            Some("json" | "yaml" | "yml")
+        ) {
+            continue;
+        }
+        let Some(found) = sources::named_file(path, &written).and_then(|f| sources::read(&f))
+        else {
+            continue;
+        };
+        if found.doc.format == Format::Shell {
+            continue;
+        }
+        let Some(linked) = found.doc.roots.first().filter(|r| r.as_map().is_some()) else {
+            continue;
+        };
+        let named_at = node.span.clone();
+        let start = run.text.len() + 1;
+        let Some(root) = replaced(&run.root, &keys, merge::shifted(linked, start)) else {
+            continue;
+        };
+        run.setup = dialect::resolve(run.dialect, &root);
+        run.root = Cow::Owned(root);
+        run.text = Cow::Owned(format!("{}\n{}", run.text, found.text));
+        run.merged.push(Merged {
+            path: found.path.clone(),
+            format: found.doc.format,
+            start,
+            len: found.text.len(),
+            root_index: 0,
+            named_at,
+            what: format!("`{written}`"),
+        });
+    }
+}
+
+/// `root` with the value at `path` replaced by `node` (the file's own mappings, spans and
+/// styles kept everywhere else, so a fix still edits the file).
+fn replaced(root: &Node, path: &[&str], node: Node) -> Option<Node> {
+    let (first, rest) = path.split_first()?;
+    let map = root.as_map()?;
+    let mut entries = map.entries.clone();
+    let i = entries.iter().rposition(|e| e.key == *first)?;
+    entries[i].value = if rest.is_empty() {
+        node
+    } else {
+        replaced(&entries[i].value, rest, node)?
+    };
+    Some(Node {
+        kind: crate::syntax::NodeKind::Map(crate::syntax::Map::new(entries, map.style)),
+        ..root.clone()
+    })
 }
 
 /// The launcher's own config file (`accelerate launch --config_file accel.yaml`): the process
