@@ -223,35 +223,26 @@ fn names_group(defaults: &Node, group: &str) -> bool {
     })
 }
 
-/// A defaults-list key: `override /trainer@pl: ...` is group `/trainer`, package `pl`.
+/// A defaults-list key: `override /trainer@pl: ...` is group `/trainer`, package `pl`. An
+/// `optional` entry needs nothing of its own: every entry whose file is missing is skipped.
 struct Key {
     group: String,
     package: Option<String>,
-    optional: bool,
 }
 
 fn entry_key(written: &str) -> Key {
     let mut k = written.trim();
-    let mut optional = false;
-    loop {
-        if let Some(rest) = k.strip_prefix("override ") {
-            k = rest.trim_start();
-        } else if let Some(rest) = k.strip_prefix("optional ") {
-            optional = true;
-            k = rest.trim_start();
-        } else {
-            break;
-        }
+    while let Some(rest) = k
+        .strip_prefix("override ")
+        .or_else(|| k.strip_prefix("optional "))
+    {
+        k = rest.trim_start();
     }
     let (group, package) = match k.split_once('@') {
         Some((g, p)) => (g.to_string(), Some(p.to_string())),
         None => (k.to_string(), None),
     };
-    Key {
-        group,
-        package,
-        optional,
-    }
+    Key { group, package }
 }
 
 /// `# @package X` in a file's header comment block.
@@ -403,7 +394,6 @@ fn options(
     });
     // `null` (nothing chosen), `???` (chosen on the command line) and interpolated choices
     // name no file here.
-    let _ = key.optional;
     chosen
         .into_iter()
         .filter(|c| !c.is_empty() && c != "null" && c != "~" && c != "???" && !c.contains("${"))
