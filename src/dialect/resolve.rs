@@ -349,29 +349,9 @@ fn read_source(
             } else if source.size_gb {
                 size_in_gb(&text).map_or(SettingValue::Unknown(text), SettingValue::Float)
             } else if let Some(other) = &source.plus_key {
-                let add = root
-                    .get_path(&path_of(other))
-                    .and_then(|n| n.as_scalar())
-                    .and_then(|s| s.value(loader).as_f64())?;
-                match (loaded.as_f64(), concept.value_type()) {
-                    (Some(v), ValueType::Int) if (v + add).fract() == 0.0 => {
-                        SettingValue::Int((v + add) as i64)
-                    }
-                    (Some(v), ValueType::Float) => SettingValue::Float(v + add),
-                    _ => return None,
-                }
+                combined(root, loader, concept, &loaded, other, |v, o| v + o)?
             } else if let Some(other) = &source.times_key {
-                let factor = root
-                    .get_path(&path_of(other))
-                    .and_then(|n| n.as_scalar())
-                    .and_then(|s| s.value(loader).as_f64())?;
-                match (loaded.as_f64(), concept.value_type()) {
-                    (Some(v), ValueType::Int) if (v * factor).fract() == 0.0 => {
-                        SettingValue::Int((v * factor) as i64)
-                    }
-                    (Some(v), ValueType::Float) => SettingValue::Float(v * factor),
-                    _ => return None,
-                }
+                combined(root, loader, concept, &loaded, other, |v, o| v * o)?
             } else if let Some(suffix) = &source.suffix_key {
                 match root.get_path(&path_of(suffix)).and_then(|n| n.as_scalar()) {
                     Some(sfx) => {
@@ -387,6 +367,29 @@ fn read_source(
     let fraction =
         source.fraction_of_total && matches!(value, SettingValue::Float(f) if f > 0.0 && f < 1.0);
     Some((Setting { value, origin }, fraction))
+}
+
+/// `loaded` combined with the number at the key `other` (a sum of replicas, a product of
+/// frames and tokens), typed for `concept`; `None` when either is not a number or an integer
+/// setting would get a fraction.
+fn combined(
+    root: &Node,
+    loader: Loader,
+    concept: Concept,
+    loaded: &Value,
+    other: &str,
+    op: impl Fn(f64, f64) -> f64,
+) -> Option<SettingValue> {
+    let o = root
+        .get_path(&path_of(other))
+        .and_then(|n| n.as_scalar())
+        .and_then(|s| s.value(loader).as_f64())?;
+    let v = op(loaded.as_f64()?, o);
+    match concept.value_type() {
+        ValueType::Int if v.fract() == 0.0 => Some(SettingValue::Int(v as i64)),
+        ValueType::Float => Some(SettingValue::Float(v)),
+        _ => None,
+    }
 }
 
 /// `220G`, `220GB`, `512M`, `1T`, or a bare number of gigabytes.

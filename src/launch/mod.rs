@@ -56,6 +56,26 @@ pub struct Run<'a> {
 }
 
 impl Run<'_> {
+    /// Where the next merged source's text starts in [`Run::text`].
+    fn next_start(&self) -> usize {
+        self.text.len() + 1
+    }
+
+    /// Appends `found`'s text (at [`Run::next_start`]) as a merged source named at `named_at`.
+    fn push_merged(&mut self, found: &sources::Found, named_at: crate::syntax::Span, what: String) {
+        let start = self.next_start();
+        self.text = Cow::Owned(format!("{}\n{}", self.text, found.text));
+        self.merged.push(Merged {
+            path: found.path.clone(),
+            format: found.doc.format,
+            start,
+            len: found.text.len(),
+            root_index: 0,
+            named_at,
+            what,
+        });
+    }
+
     /// The merged source a span of [`Run::text`] falls in (`None`: the file's own text).
     pub fn source_at(&self, at: usize) -> Option<&Merged> {
         if at < self.own_len {
@@ -196,22 +216,13 @@ fn linked_files(run: &mut Run, path: &Path) {
             continue;
         };
         let named_at = node.span.clone();
-        let start = run.text.len() + 1;
-        let Some(root) = replaced(&run.root, &keys, merge::shifted(linked, start)) else {
+        let shifted = merge::shifted(linked, run.next_start());
+        let Some(root) = replaced(&run.root, &keys, shifted) else {
             continue;
         };
         run.setup = dialect::resolve(run.dialect, &root);
         run.root = Cow::Owned(root);
-        run.text = Cow::Owned(format!("{}\n{}", run.text, found.text));
-        run.merged.push(Merged {
-            path: found.path.clone(),
-            format: found.doc.format,
-            start,
-            len: found.text.len(),
-            root_index: 0,
-            named_at,
-            what: format!("`{written}`"),
-        });
+        run.push_merged(&found, named_at, format!("`{written}`"));
     }
 }
 
@@ -257,7 +268,7 @@ fn launcher_config(run: &mut Run, front_root: &Node, path: &Path, dialects: &[Di
     let Some(root) = found.doc.roots.first() else {
         return;
     };
-    let start = run.text.len() + 1;
+    let start = run.next_start();
     let stated = dialect::resolve(config, &merge::shifted(root, start));
     let mut took = false;
     for c in [
@@ -273,16 +284,7 @@ fn launcher_config(run: &mut Run, front_root: &Node, path: &Path, dialects: &[Di
     if !took {
         return;
     }
-    run.text = Cow::Owned(format!("{}\n{}", run.text, found.text));
-    run.merged.push(Merged {
-        path: found.path.clone(),
-        format: found.doc.format,
-        start,
-        len: found.text.len(),
-        root_index: 0,
-        named_at: node.span.clone(),
-        what: format!("`{written}`"),
-    });
+    run.push_merged(&found, node.span.clone(), format!("`{written}`"));
 }
 
 /// The config file or named setup a launch line's flags lie over, if the mount names one and

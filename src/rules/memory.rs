@@ -158,30 +158,32 @@ pub(crate) fn per_device_batch(ctx: &Context) -> Option<i64> {
 /// Under the built-in default target the GPU is a guess: a memory fix is shown, never applied
 /// (DESIGN.md "World size").
 pub(crate) fn for_target(ctx: &Context, fix: Option<Fix>) -> Option<Fix> {
-    if !ctx.target.is_default {
-        return fix;
-    }
-    fix.map(|mut f| {
-        f.applicability = Applicability::DisplayOnly;
-        f.message.push_str(
-            "; shown, not applied, while the GPU is a guess: name the target for --fix to apply it",
-        );
-        f
-    })
+    shown_while_guessed(
+        ctx,
+        fix,
+        "the GPU is a guess: name the target for --fix to apply it",
+    )
 }
 
 /// Under the built-in default target the host (cores, RAM) is a guess as much as the GPU: a
-/// fix that sizes the dataloader to it is shown, never applied (DESIGN.md "World size": `--fix`
-/// acts only on a target the user chose).
+/// fix that sizes the dataloader to it is shown, never applied (`--fix` acts only on a target
+/// the user chose).
 pub(crate) fn for_host(ctx: &Context, fix: Option<Fix>) -> Option<Fix> {
+    shown_while_guessed(
+        ctx,
+        fix,
+        "the host is a guess: name it (--cpu-cores/--ram-gb, --target or hwlint.toml) for --fix to apply it",
+    )
+}
+
+fn shown_while_guessed(ctx: &Context, fix: Option<Fix>, why: &str) -> Option<Fix> {
     if !ctx.target.is_default {
         return fix;
     }
     fix.map(|mut f| {
         f.applicability = Applicability::DisplayOnly;
-        f.message.push_str(
-            "; shown, not applied, while the host is a guess: name it (--cpu-cores/--ram-gb, --target or hwlint.toml) for --fix to apply it",
-        );
+        f.message.push_str("; shown, not applied, while ");
+        f.message.push_str(why);
         f
     })
 }
