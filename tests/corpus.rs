@@ -113,6 +113,14 @@ const NOT_RECOGNISED: &[(&str, &str)] = &[
     ("NVIDIA__NeMo/examples/tts/conf/univnet/model/generator/c16.yaml", "a generator fragment pulled in through a `defaults:` list, as above"),
 ];
 
+/// The reviewed reason a config lacks what an estimate needs by its framework's design.
+fn missing_by_design(rel: &str, why: &str) -> Option<&'static str> {
+    MISSING_BY_DESIGN
+        .iter()
+        .find(|(prefix, what, _)| rel.starts_with(prefix) && why == format!("{what} not known"))
+        .map(|(_, _, reason)| *reason)
+}
+
 /// The least share of training configs that must get their framework's dialect.
 const RECOGNITION_FLOOR: f64 = 0.95;
 
@@ -456,14 +464,7 @@ fn corpus_configs_that_name_a_model_get_an_estimate() {
             .iter()
             .find(|(m, _)| m == model)
             .map(|(_, r)| (*r).to_string())
-            .or_else(|| {
-                MISSING_BY_DESIGN
-                    .iter()
-                    .find(|(prefix, what, _)| {
-                        rel.starts_with(prefix) && *why == format!("{what} not known")
-                    })
-                    .map(|(_, _, r)| (*r).to_string())
-            });
+            .or_else(|| missing_by_design(rel, why).map(str::to_string));
         eprintln!(
             "  {rel}: {model}: {why}{}",
             reviewed
@@ -490,11 +491,7 @@ fn corpus_configs_that_name_a_model_get_an_estimate() {
     );
     let by_design = missing
         .iter()
-        .filter(|(rel, _, why)| {
-            MISSING_BY_DESIGN
-                .iter()
-                .any(|(p, what, _)| rel.starts_with(p) && *why == format!("{what} not known"))
-        })
+        .filter(|(rel, _, why)| missing_by_design(rel, why).is_some())
         .count();
     let share = estimated as f64 / (named - by_design) as f64;
     eprintln!("coverage {:.1}%", share * 100.0);

@@ -434,13 +434,12 @@ fn verbose(results: &[FileResult]) -> String {
         }
         for (index, run) in &runs {
             let (line, _) = r.lines().position(&r.text, doc.roots[*index].span.start);
-            // A composed run was recognised in what it composes.
-            let recognised = if run.composed {
-                &run.root
-            } else {
-                &doc.roots[*index]
-            };
-            let why = crate::dialect::evidence(run.dialect, recognised, format).to_string();
+            let why = crate::dialect::evidence(
+                run.dialect,
+                run.recognised_in(&doc.roots[*index]),
+                format,
+            )
+            .to_string();
             out.push_str(&format!(
                 "hwlint:   line {line}: dialect {}{}\n",
                 run.dialect.name,

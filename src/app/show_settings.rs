@@ -185,12 +185,11 @@ fn run_json(r: &FileResult, doc: &crate::syntax::Document, m: &RunMemory) -> Val
             })
         })
         .collect();
-    let recognised = if run.composed {
-        &*run.root
-    } else {
-        &doc.roots[m.index]
-    };
-    let why = crate::dialect::evidence(run.dialect, recognised, doc.format);
+    let why = crate::dialect::evidence(
+        run.dialect,
+        run.recognised_in(&doc.roots[m.index]),
+        doc.format,
+    );
     json!({
         "dialect": run.dialect.name,
         "detected_by": { "keys": why.keys, "script": why.script },

@@ -56,6 +56,16 @@ pub struct Run<'a> {
 }
 
 impl Run<'_> {
+    /// The tree the dialect was recognised in: what a composed run composes, else the file's
+    /// own document root `front` (for `--verbose` and the JSON's `detected_by`).
+    pub fn recognised_in<'n>(&'n self, front: &'n Node) -> &'n Node {
+        if self.composed {
+            &self.root
+        } else {
+            front
+        }
+    }
+
     /// Where the next merged source's text starts in [`Run::text`].
     fn next_start(&self) -> usize {
         self.text.len() + 1
