@@ -466,3 +466,72 @@ fn a_model_described_by_its_dimensions_is_estimated() {
     );
     assert!(out.contains("the framework's own blocks"), "{out}");
 }
+
+/// GPT-NeoX configs describe their model by flat keys in either spelling. The Pythia block
+/// (`gpt_j_residual: true`): 12 x (12 x 768^2 + 13 x 768) + 2 x 50304 x 768 (untied) + 2 x 768
+/// = 162,322,944 parameters. The sequential block with hyphenated keys and no position table:
+/// 24 x (12 x 1024^2 + 13 x 1024) + 2 x 50304 x 1024 + 2 x 1024 = 405,334,016. NeoX's
+/// vocab-parallel cross-entropy holds 6 bytes a logit (bf16 logits and one fp32 buffer):
+/// 8 x 2048 x 50304 x 6 = 4,945,084,416, where PyTorch's `cross_entropy` would hold 10 to 12.
+#[test]
+fn gpt_neox_models_are_read_from_their_dimension_keys() {
+    let estimate = |file: &str| {
+        let (code, out, err) = run(&[
+            "estimate",
+            file,
+            "--target",
+            "rtx-4090",
+            "--output-format",
+            "json",
+        ]);
+        assert_eq!(code, 0, "{err}");
+        serde_json::from_str::<serde_json::Value>(&out).unwrap()
+    };
+    let pythia = estimate("fixtures/dialects/gpt-neox/small-bf16.yml");
+    assert_eq!(pythia["params"], 162_322_944, "{pythia}");
+    assert_eq!(pythia["logits_bytes"], 4_945_084_416.0, "{pythia}");
+    assert!(
+        pythia["model"]
+            .as_str()
+            .unwrap()
+            .contains("the config describes (`num_layers`, ...)"),
+        "{pythia}"
+    );
+    let sequential = estimate("fixtures/dialects/gpt-neox/short-finetune.yml");
+    assert_eq!(sequential["params"], 405_334_016, "{sequential}");
+    assert!(
+        sequential["model"]
+            .as_str()
+            .unwrap()
+            .contains("(`num-layers`, ...)"),
+        "{sequential}"
+    );
+}
+
+/// A NeMo Megatron GPT config of GPT-2's block: 24 x (12 x 1024^2 + 13 x 1024) + 50304 x 1024
+/// (tied) + 2048 x 1024 (learned positions of `encoder_seq_length`) + 2 x 1024 = 355,919,872
+/// parameters; Megatron-core's vocab-parallel cross-entropy holds 32 x 2048 x 50304 x 6 bytes.
+/// `megatron_amp_O2` casts the module: no fp32 weights outside the optimizer.
+#[test]
+fn nemo_megatron_gpt_is_read_from_its_dimension_keys() {
+    let (code, out, err) = run(&[
+        "estimate",
+        "fixtures/dialects/nemo/megatron-gpt-350m-micro32.yaml",
+        "--target",
+        "h100-sxm",
+        "--output-format",
+        "json",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(v["params"], 355_919_872, "{v}");
+    assert_eq!(v["logits_bytes"], 19_780_337_664.0, "{v}");
+    assert_eq!(v["plan"]["master_weights"], true, "{v}");
+    // Without a tokenizer hwlint can size, there is no model.
+    let (code, _, err) = run(&[
+        "estimate",
+        "fixtures/dialects/nemo/megatron-gpt-350m-sentencepiece.yaml",
+    ]);
+    assert_ne!(code, 0);
+    assert!(err.contains("say which model"), "{err}");
+}

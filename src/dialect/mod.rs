@@ -73,10 +73,24 @@ pub struct DialectError {
 
 /// Parses one dialect file.
 pub fn parse_dialect(file: &str, text: &str) -> Result<Dialect, DialectError> {
-    toml::from_str(text).map_err(|e| DialectError {
+    let dialect: Dialect = toml::from_str(text).map_err(|e| DialectError {
         file: file.to_string(),
         message: e.to_string(),
-    })
+    })?;
+    // A default is reported at the key a user would add to change it: a setting needs one.
+    if let Some((concept, _)) = dialect.settings.iter().find(|(_, s)| s.from.is_empty()) {
+        return Err(DialectError {
+            file: file.to_string(),
+            message: format!(
+                "[settings.{}] has an empty `from`: name at least the key that sets it",
+                serde_json::to_value(concept)
+                    .ok()
+                    .and_then(|v| v.as_str().map(str::to_string))
+                    .unwrap_or_default()
+            ),
+        });
+    }
+    Ok(dialect)
 }
 
 /// The built-in dialects.

@@ -96,31 +96,44 @@ pub fn resolve(dialect: &Dialect, root: &Node) -> TrainingSetup {
 /// `None` when the dialect has none, its mapping is absent or its condition does not hold.
 fn architecture(dialect: &Dialect, root: &Node) -> Option<InlineModel> {
     let spec = dialect.architecture.as_ref()?;
-    let at = root.get_path(&path_of(&spec.at))?;
+    let dashes = spec.dashes_are_underscores;
+    let at_key = spelled(root, &spec.at, dashes)?;
+    let at = root.get_path(&path_of(&at_key))?;
     if spec
         .when
         .iter()
-        .any(|cond| condition_holds(dialect.loader, root, cond) != Some(true))
+        .any(|cond| condition_in(dialect.loader, root, cond, dashes) != Some(true))
     {
         return None;
     }
+    let family = spec
+        .family_by
+        .as_ref()
+        .and_then(|by| {
+            let loaded = lookup(root, &by.key, dashes)?
+                .as_scalar()?
+                .value(dialect.loader);
+            by.map.get(&value_text(&loaded))
+        })
+        .unwrap_or(&spec.family);
     let mut table = toml::Table::new();
-    table.insert("family".into(), toml::Value::String(spec.family.clone()));
+    table.insert("family".into(), toml::Value::String(family.clone()));
     for (field, value) in &spec.defaults {
         table.insert(field.clone(), value.clone());
     }
     for (field, sources) in &spec.fields {
         let value = sources
             .iter()
-            .find_map(|s| architecture_value(dialect.loader, root, s));
+            .find_map(|s| architecture_value(dialect.loader, root, s, dashes));
         if let Some(v) = value {
             table.insert(field.clone(), v);
         }
     }
     Some(InlineModel {
         table,
-        key: spec.at.clone(),
+        key: at_key,
         span: at.span.clone(),
+        flat: at.as_scalar().is_some(),
     })
 }
 
@@ -128,13 +141,14 @@ fn architecture_value(
     loader: Loader,
     root: &Node,
     source: &ArchitectureSource,
+    dashes: bool,
 ) -> Option<toml::Value> {
     if let Some(cond) = &source.when {
-        if condition_holds(loader, root, cond) != Some(true) {
+        if condition_in(loader, root, cond, dashes) != Some(true) {
             return None;
         }
     }
-    let scalar = root.get_path(&path_of(&source.key))?.as_scalar()?;
+    let scalar = lookup(root, &source.key, dashes)?.as_scalar()?;
     let loaded = scalar.value(loader);
     if let Some(map) = &source.map {
         return map.get(&value_text(&loaded)).cloned();
@@ -145,7 +159,7 @@ fn architecture_value(
         Value::Int(_) | Value::Float(_) => {
             let mut x = number(&loaded)?;
             if let Some(other) = &source.times_key {
-                let o = root.get_path(&path_of(other))?.as_scalar()?.value(loader);
+                let o = lookup(root, other, dashes)?.as_scalar()?.value(loader);
                 x *= number(&o)?;
             }
             x *= source.scale.unwrap_or(1.0);
@@ -204,9 +218,38 @@ fn callee(node: &Node) -> Option<&str> {
 
 /// Whether another key has one of the accepted values: `None` when it is symbolic.
 fn condition_holds(loader: Loader, root: &Node, cond: &Condition) -> Option<bool> {
+    condition_in(loader, root, cond, false)
+}
+
+/// The node at a dotted key; with `dashes`, also under the spelling with `-` and `_` swapped
+/// (GPT-NeoX reads `num-layers` as `num_layers`).
+fn lookup<'a>(root: &'a Node, key: &str, dashes: bool) -> Option<&'a Node> {
+    root.get_path(&path_of(&spelled(root, key, dashes)?))
+}
+
+/// The spelling of `key` the file uses: as written, or with `-` and `_` swapped under `dashes`.
+fn spelled(root: &Node, key: &str, dashes: bool) -> Option<String> {
+    if root.get_path(&path_of(key)).is_some() {
+        return Some(key.to_string());
+    }
+    if !dashes {
+        return None;
+    }
+    let swapped: String = key
+        .chars()
+        .map(|c| match c {
+            '_' => '-',
+            '-' => '_',
+            c => c,
+        })
+        .collect();
+    root.get_path(&path_of(&swapped)).map(|_| swapped)
+}
+
+fn condition_in(loader: Loader, root: &Node, cond: &Condition, dashes: bool) -> Option<bool> {
     if let Some(other) = &cond.equals {
         let value = |key: &str| {
-            let s = root.get_path(&path_of(key))?.as_scalar()?;
+            let s = lookup(root, key, dashes)?.as_scalar()?;
             Some(s.value(loader)).filter(|v| !matches!(v, Value::Unknown | Value::Null))
         };
         return match (value(&cond.key), value(other)) {
@@ -214,7 +257,7 @@ fn condition_holds(loader: Loader, root: &Node, cond: &Condition) -> Option<bool
             _ => Some(false),
         };
     }
-    let other = match root.get_path(&path_of(&cond.key)) {
+    let other = match lookup(root, &cond.key, dashes) {
         Some(node) if callee(node).is_some() => callee(node).map(str::to_string),
         Some(node) => match node.as_scalar() {
             Some(s) if s.value(loader) == Value::Unknown => return None,
@@ -513,5 +556,59 @@ absent = ["max_steps"]
         assert!(s.get(Concept::SaveInterval).is_none());
         assert!(s.is_unknown(Concept::NumWorkers));
         assert_eq!(s.str(Concept::Precision).unwrap().0, "fp32");
+    }
+
+    /// An `[architecture]` keyed in one spelling reads a file written in the other when the
+    /// framework treats `-` as `_`, and picks its family by a key.
+    #[test]
+    fn architecture_keys_in_either_spelling_and_family_by_a_key() {
+        let d = parse_dialect(
+            "t",
+            r#"
+name = "t"
+title = "Test"
+formats = ["yaml"]
+[[detect]]
+keys = { num_layers = 1 }
+min_score = 1
+[architecture]
+family = "gpt2"
+family_by = { key = "gpt_j_residual", map = { "true" = "neox" } }
+at = "num_layers"
+dashes_are_underscores = true
+when = [{ key = "pos_emb", is = ["rotary"] }]
+[architecture.fields]
+num_layers = [{ key = "num_layers" }]
+hidden_size = [{ key = "hidden_size" }]
+"#,
+        )
+        .unwrap();
+        let model = |yaml: &str| {
+            let doc = parse(yaml, Format::Yaml).unwrap();
+            resolve(&d, &doc.roots[0]).architecture
+        };
+        let m = model("num-layers: 6\nhidden-size: 512\npos-emb: rotary\n").unwrap();
+        assert_eq!((m.key.as_str(), m.flat), ("num-layers", true));
+        assert_eq!(m.table["family"].as_str(), Some("gpt2"));
+        assert_eq!(m.table["hidden_size"].as_integer(), Some(512));
+        let m = model("num_layers: 6\npos_emb: rotary\ngpt_j_residual: true\n").unwrap();
+        assert_eq!(m.table["family"].as_str(), Some("neox"));
+        // A condition that does not hold, in either spelling: no model.
+        assert!(model("num-layers: 6\npos-emb: learned\n").is_none());
+    }
+
+    #[test]
+    fn a_setting_without_sources_is_refused() {
+        let err = parse_dialect(
+            "t.toml",
+            &D.replace(r#"from = [{ key = "max_steps" }]"#, "from = []"),
+        )
+        .unwrap_err();
+        assert!(
+            err.message
+                .contains("[settings.total_steps] has an empty `from`"),
+            "{}",
+            err.message
+        );
     }
 }

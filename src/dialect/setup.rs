@@ -77,6 +77,10 @@ pub enum Concept {
     /// A fused linear + cross-entropy loss that never materializes the logits (Liger FLCE, Cut
     /// Cross-Entropy): modelled exactly, unlike the other fused kernels.
     ChunkedLoss,
+    /// The framework casts the module itself to the 16-bit compute dtype and keeps fp32 master
+    /// weights in the optimizer (DeepSpeed's engine in GPT-NeoX, NeMo's `megatron_amp_O2`):
+    /// no autocast, and no fp32 copy of the weights outside the optimizer.
+    MasterWeights,
     /// bitsandbytes nested quantization of the 4-bit scales.
     DoubleQuant,
     /// FSDP 1 (flat parameters) or 2 (per-parameter sharding).
@@ -125,8 +129,8 @@ impl Concept {
             | FsdpVersion => ValueType::Int,
             Epochs | WarmupSteps | WarmupRatio | RamPerProcessGb | MemFraction => ValueType::Float,
             PinMemory | PersistentWorkers | LoadIn4bit | LoadIn8bit | UsesGpu | FusedKernels
-            | ChunkedLoss | DoubleQuant | CpuExperts | FsdpOrigParams | ReferenceModel
-            | OffloadOptimizer | OffloadParams | MemPreallocate => ValueType::Bool,
+            | ChunkedLoss | MasterWeights | DoubleQuant | CpuExperts | FsdpOrigParams
+            | ReferenceModel | OffloadOptimizer | OffloadParams | MemPreallocate => ValueType::Bool,
             Scheduler
             | Precision
             | WeightDtype
@@ -239,9 +243,23 @@ pub struct TrainingSetup {
 #[derive(Debug, Clone, PartialEq)]
 pub struct InlineModel {
     pub table: toml::Table,
-    /// The mapping that describes it (`model`), and its span.
+    /// The mapping that describes it (`model`), and its span; or, in a flat config
+    /// (GPT-NeoX), the key findings about it point at (`num-layers`).
     pub key: String,
     pub span: Span,
+    /// The dimensions are keys of the config itself, not of one mapping.
+    pub flat: bool,
+}
+
+impl InlineModel {
+    /// Where the description is, for messages: "under `model`", or "(`num-layers`, ...)".
+    pub fn place(&self) -> String {
+        if self.flat {
+            format!("the config describes (`{}`, ...)", self.key)
+        } else {
+            format!("under `{}`", self.key)
+        }
+    }
 }
 
 impl TrainingSetup {

@@ -76,6 +76,9 @@ pub struct Link {
 pub struct ArchitectureSpec {
     /// The block recipe, as the model catalog's `family` names it (`llama`, `gpt2`, `vit`).
     pub family: String,
+    /// A key that picks another recipe: its loaded value, as text, -> the family (GPT-NeoX's
+    /// `gpt_j_residual: false` is a sequential GPT-2 block). A value not listed keeps `family`.
+    pub family_by: Option<FamilyBy>,
     /// The mapping that describes the model (`model`): findings about it point there.
     pub at: String,
     /// The dimensions are a model of `family` only when all of these hold (OLMo's
@@ -87,6 +90,17 @@ pub struct ArchitectureSpec {
     /// Catalog fields' values when no source is present: the framework's defaults.
     #[serde(default)]
     pub defaults: BTreeMap<String, toml::Value>,
+    /// The framework reads `-` in a key as `_` (GPT-NeoX): each key above is also looked up
+    /// with the two swapped.
+    #[serde(default)]
+    pub dashes_are_underscores: bool,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FamilyBy {
+    pub key: String,
+    pub map: BTreeMap<String, String>,
 }
 
 #[derive(Debug, Clone, Deserialize)]

@@ -271,10 +271,10 @@ pub fn selective_op_per_token(a: &Architecture, rg: Regime, t: &Trainable) -> f6
 
 /// Dropout (p = 0.1) after attention and MLP, and on the attention probabilities.
 fn has_dropout(a: &Architecture) -> bool {
-    matches!(
+    a.dropout.unwrap_or(matches!(
         a.kind,
         Kind::Gpt2 | Kind::Opt | Kind::Bert | Kind::T5 | Kind::Starcoder2
-    )
+    ))
 }
 
 /// Linears that read a self-attention block's normed input (DeepSeek's latent attention: its

@@ -396,6 +396,16 @@ fn terms(plan: &Plan, frozen: bool) -> Terms {
             (rg.compute + 8.0) * bth + rg.compute * bth,
             rg.compute * bth,
         )
+    } else if a.has_lm_loss() && a.inplace_loss {
+        // Megatron's vocab_parallel_cross_entropy (gpt-neox megatron/mpu/cross_entropy.py:
+        // 24-110) takes `logits.float()` and subtracts the max, exponentiates and normalises
+        // it in place, saving that one fp32 buffer as the softmax; backward turns it into the
+        // gradient in place and casts it back to the logits' dtype. The 16-bit logits live
+        // next to the fp32 copy at the end of forward; the fp32 gradient next to its cast in
+        // backward.
+        let bsv = b * tokens * a.vocab_size as f64;
+        let copy = if rg.compute < 4.0 { rg.compute } else { 0.0 };
+        ((4.0 + copy) * bsv, (4.0 + copy) * bsv)
     } else if a.has_lm_loss() {
         let bsv = b * tokens * a.vocab_size as f64;
         let copy = if rg.compute < 4.0 { 4.0 } else { 0.0 };

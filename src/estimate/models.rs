@@ -307,6 +307,16 @@ architecture! {
     /// A language model used without its LM head and vocabulary loss (inside a policy).
     #[serde(default)]
     pub no_lm_loss: bool,
+    /// Whether the blocks apply dropout (p > 0); `None` takes the family's usual (GPT-2's
+    /// 0.1): GPT-NeoX's blocks are GPT-2's without it.
+    #[serde(default)]
+    pub dropout: Option<bool>,
+    /// The framework computes the loss with Megatron's `vocab_parallel_cross_entropy`, which
+    /// turns one fp32 copy of the logits into the softmax in forward and into their gradient
+    /// in backward, in place (GPT-NeoX, NeMo's Megatron GPT): about 6 bytes a logit where
+    /// PyTorch's `cross_entropy` holds 10 to 12.
+    #[serde(default)]
+    pub inplace_loss: bool,
     /// Where the published dimensions come from (composites are sketches).
     #[serde(default)]
     pub source: String,

@@ -114,7 +114,11 @@ pub fn find_model(name: &str, declared: &[Architecture], base: &Path) -> Option<
 pub fn inline_architecture(inline: &crate::dialect::InlineModel) -> Option<Architecture> {
     let mut arch: Architecture = toml::Value::Table(inline.table.clone()).try_into().ok()?;
     arch.name = inline.key.clone();
-    arch.source = format!("the dimensions under `{}` in the config", inline.key);
+    arch.source = if inline.flat {
+        format!("the dimensions the config gives (`{}`, ...)", inline.key)
+    } else {
+        format!("the dimensions under `{}` in the config", inline.key)
+    };
     let ok = match arch.family {
         Family::Vit => arch.hidden_size > 0 && arch.num_layers > 0 && arch.num_heads > 0,
         Family::Llama | Family::Gpt2 | Family::Gemma | Family::Opt => {
@@ -180,8 +184,10 @@ pub fn plan_for(i: &Inputs) -> Result<Planned, Gap> {
         (None, Some(inline)) => {
             let arch = inline_architecture(inline).ok_or(Gap::Missing("model"))?;
             described = format!(
-                "the {}-layer, {}-wide model under `{}`",
-                arch.num_layers, arch.hidden_size, inline.key
+                "the {}-layer, {}-wide model {}",
+                arch.num_layers,
+                arch.hidden_size,
+                inline.place()
             );
             (described.as_str(), arch)
         }
@@ -265,7 +271,8 @@ pub fn plan_for(i: &Inputs) -> Result<Planned, Gap> {
     let fsdp_mixed = s.dialect == "torchtitan"
         && s.str(Concept::Fsdp).is_some_and(|(f, _)| f != "none")
         && s.str(Concept::WeightDtype).is_none_or(|(w, _)| w == "fp32");
-    let module_16bit = deepspeed || fsdp_mixed;
+    let module_16bit =
+        deepspeed || fsdp_mixed || s.bool(Concept::MasterWeights).is_some_and(|(b, _)| b);
     let compute = match s
         .str(Concept::Precision)
         .or_else(|| linked.and_then(|l| l.str(Concept::Precision)))
@@ -367,6 +374,10 @@ pub fn plan_for(i: &Inputs) -> Result<Planned, Gap> {
         ("none", _) => (Checkpointing::None, Checkpointing::None),
         ("full" | "offload", _) => (Checkpointing::Full, Checkpointing::Full),
         ("selective", "op") => (Checkpointing::Selective, Checkpointing::Selective),
+        // Megatron's selective recomputation recomputes only the core attention (its score
+        // matrix and softmax: `recompute_modules` ["core_attn"]), which a fused attention never
+        // keeps: every other activation is kept, as without checkpointing.
+        ("selective", "attention") => (Checkpointing::None, Checkpointing::None),
         ("selective", n) if n.is_empty() || n.parse::<u64>().is_ok_and(|n| n > 0) => {
             checkpoint_every = n.parse().unwrap_or(2);
             (Checkpointing::Full, Checkpointing::Full)
@@ -397,6 +408,12 @@ pub fn plan_for(i: &Inputs) -> Result<Planned, Gap> {
             }
         }
         None => (Attention::Sdpa, Attention::Sdpa),
+    };
+    // Megatron's selective recomputation drops the score matrix eager attention would keep.
+    let (attention, attention_lower) = if ckpt == "selective/attention" {
+        (Attention::Sdpa, Attention::Sdpa)
+    } else {
+        (attention, attention_lower)
     };
     // TRL's chunked loss is SFT's default; preference trainers (a `beta`) compute full logits
     // unless the file asks for a fused loss itself.
@@ -712,6 +729,7 @@ mod tests {
             table: table.clone(),
             key: "model".into(),
             span: 0..0,
+            flat: false,
         };
         let arch = inline_architecture(&inline).unwrap();
         assert_eq!((arch.num_layers, arch.hidden_size), (8, 512));
