@@ -244,16 +244,10 @@ pub fn detect<'d, 'r>(
         };
         // A launch line that runs a script the dialect names (`lerobot-train`) is the
         // dialect's, whatever flags it passes (perhaps only `--config_path`).
-        let script = root
-            .get_path(&["script"])
-            .and_then(|n| n.as_scalar())
-            .map(|s| s.text.as_str());
         let named_script = format == Format::Shell
-            && d.mount.iter().any(|m| {
-                m.format == Format::Shell
-                    && !m.script.is_empty()
-                    && script.is_some_and(|s| m.takes_script(s))
-            });
+            && d.mount
+                .iter()
+                .any(|m| m.format == Format::Shell && m.names_its_lines() && m.takes_line(root));
         let root: &Node = &view;
         let mut hit = named_script.then_some(u32::MAX / 2);
         for sig in &d.detect {

@@ -20,23 +20,14 @@ pub fn view<'a>(dialect: &Dialect, root: &'a Node, format: Format) -> Option<Cow
     if mounts.is_empty() {
         return Some(Cow::Borrowed(root));
     }
-    if format == Format::Shell {
-        let script = root
-            .get_path(&["script"])
-            .and_then(|n| n.as_scalar())
-            .map(|s| s.text.as_str())?;
-        if !mounts.iter().any(|m| m.takes_script(script)) {
-            return None;
-        }
+    if format == Format::Shell && !mounts.iter().any(|m| m.takes_line(root)) {
+        return None;
     }
     let mut base: Option<Node> = None;
     let mut placed = false;
     for m in mounts {
-        if format == Format::Shell {
-            let script = root.get_path(&["script"]).and_then(|n| n.as_scalar());
-            if !script.is_some_and(|s| m.takes_script(&s.text)) {
-                continue;
-            }
+        if format == Format::Shell && !m.takes_line(root) {
+            continue;
         }
         let Some(part) = root.get_path(&path_of(&m.take)) else {
             continue;
@@ -168,6 +159,7 @@ at = "trainer"
             script: vec!["scripts/train.py".into(), "lerobot-train".into()],
             config_flag: None,
             named_config: false,
+            subcommand: vec![],
         };
         assert!(m.takes_script("scripts/train.py"));
         assert!(m.takes_script("./scripts/train.py"));
@@ -175,5 +167,29 @@ at = "trainer"
         assert!(!m.takes_script("myscripts/train.py"));
         assert!(m.takes_script("lerobot-train"));
         assert!(!m.takes_script("train.py"));
+    }
+
+    #[test]
+    fn a_subcommand_mount_takes_lines_of_any_script_that_name_a_config() {
+        let m = Mount {
+            format: Format::Shell,
+            take: "args".into(),
+            at: String::new(),
+            script: vec![],
+            config_flag: Some("config".into()),
+            named_config: false,
+            subcommand: vec!["fit".into()],
+        };
+        let line = |src: &str| {
+            let doc = crate::syntax::parse(src, Format::Shell).unwrap();
+            doc.roots[0].clone()
+        };
+        assert!(m.takes_line(&line("python main.py fit --config c.yaml\n")));
+        assert!(m.takes_line(&line(
+            "python cli.py fit --config=c.yaml --trainer.devices 2\n"
+        )));
+        assert!(!m.takes_line(&line("python main.py test --config c.yaml\n")));
+        assert!(!m.takes_line(&line("python main.py fit --trainer.devices 2\n")));
+        assert!(!m.takes_line(&line("python train.py --config c.yaml\n")));
     }
 }

@@ -141,9 +141,43 @@ pub struct Mount {
     /// `scripts/train.py pi0_libero` names `TrainConfig(name="pi0_libero", ...)`).
     #[serde(default)]
     pub named_config: bool,
+    /// Launch lines of any script whose first positional argument is one of these (a
+    /// LightningCLI script's `fit`) and that pass `config_flag`: the mount takes them only.
+    #[serde(default)]
+    pub subcommand: Vec<String>,
 }
 
 impl Mount {
+    /// Whether a launch line (the shell front-end's tree) is one this mount is for.
+    pub fn takes_line(&self, line: &crate::syntax::Node) -> bool {
+        let script = line
+            .get_path(&["script"])
+            .and_then(|n| n.as_scalar())
+            .map(|s| s.text.as_str());
+        if self.subcommand.is_empty() {
+            return script.is_some_and(|s| self.takes_script(s));
+        }
+        let first = match line.get_path(&["positional"]).map(|n| &n.kind) {
+            Some(crate::syntax::NodeKind::Seq(items)) => items
+                .first()
+                .and_then(|n| n.as_scalar())
+                .map(|s| s.text.as_str()),
+            _ => None,
+        };
+        let config_given = self
+            .config_flag
+            .as_ref()
+            .is_some_and(|f| line.get_path(&["args", f.as_str()]).is_some());
+        (self.script.is_empty() || script.is_some_and(|s| self.takes_script(s)))
+            && first.is_some_and(|f| self.subcommand.iter().any(|c| c == f))
+            && config_given
+    }
+
+    /// The mount names what it runs: scripts, or a subcommand with its config flag.
+    pub fn names_its_lines(&self) -> bool {
+        !self.script.is_empty() || !self.subcommand.is_empty()
+    }
+
     /// Whether a launched script or module is one this mount is for.
     pub fn takes_script(&self, script: &str) -> bool {
         self.script.is_empty()
