@@ -5,9 +5,8 @@ use std::io::Read;
 use std::path::{Path, PathBuf};
 
 use miette::{IntoDiagnostic, Report};
-use rayon::prelude::*;
 
-use super::{emit, use_color};
+use super::{emit, stream, use_color};
 use crate::cli::CheckArgs;
 use crate::discover::discover;
 use crate::fix::{
@@ -97,17 +96,24 @@ pub(super) fn check(args: CheckArgs) -> Result<u8, Report> {
             "warning: no files to check under the given paths (hwlint reads .yaml .yml .toml .json .jsonc .py .rs .sh .bash)\n",
         );
     }
-    let results: Vec<FileResult> = files
-        .par_iter()
-        .map(|path| {
-            let config = configs.config_for(path)?;
-            let settings = config.for_file(path, configs.overrides())?;
-            let format = Format::from_path(path).unwrap_or(Format::Yaml);
-            Ok(guarded(path, || lint_path(path, format, settings, mode)))
-        })
-        .collect::<Result<_, crate::settings::ConfigError>>()?;
-    let mut results = once_per_model(results);
-    let mut failed = results.iter().any(|r| r.internal_error);
+    let lint = |path: &PathBuf| -> Result<FileResult, crate::settings::ConfigError> {
+        let config = configs.config_for(path)?;
+        let settings = config.for_file(path, configs.overrides())?;
+        let format = Format::from_path(path).unwrap_or(Format::Yaml);
+        Ok(guarded(path, || lint_path(path, format, settings, mode)))
+    };
+    // The usual run streams: each file is reported (and fixed) as soon as it and the files
+    // before it are done, then dropped. The other modes need every result at once.
+    if !(args.show_settings || args.add_ignore || args.diff) {
+        return streamed(&args, &files, &paths, &configs, format, lint);
+    }
+    let mut results: Vec<FileResult> = Vec::with_capacity(files.len());
+    stream::in_order(&files, lint, |r| {
+        results.push(r);
+        Ok(())
+    })?;
+    let results = once_per_model(results);
+    let failed = results.iter().any(|r| r.internal_error);
     if args.verbose {
         super::emit_err(&verbose(&results));
     }
@@ -130,70 +136,30 @@ pub(super) fn check(args: CheckArgs) -> Result<u8, Report> {
         }
         return Ok(if write_failed { 2 } else { 0 });
     }
+    // `--diff`: the unified diff of what `--fix` would write, nothing written.
     let mut code = 0u8;
-    if args.diff {
-        let mut diff = String::new();
-        for r in results.iter().filter(|r| r.changed()) {
-            let name = r.path.display().to_string();
-            diff.push_str(
-                &similar::TextDiff::from_lines(&r.original, &r.text)
-                    .unified_diff()
-                    .header(&format!("a/{name}"), &format!("b/{name}"))
-                    .to_string(),
-            );
-        }
-        emit(&diff)?;
-        if !diff.is_empty() {
-            code = 1;
-        }
-    } else if args.fix {
-        signals::install();
-        let roots = linted_roots(&paths);
-        let mut written = HashSet::new();
-        for r in results.iter_mut().filter(|r| r.changed()) {
-            if let Err(e) = write_fixed(
-                &r.path,
-                &r.input_bytes(),
-                &r.output_bytes(),
-                &roots,
-                &mut written,
-            ) {
-                // Reported, and the file is shown as it still is on disk; the run goes on.
-                super::emit_err(&format!("error: {e}\n"));
-                failed = true;
-                *r = unfixed(r);
-            }
-        }
+    let mut diff = String::new();
+    for r in results.iter().filter(|r| r.changed()) {
+        let name = r.path.display().to_string();
+        diff.push_str(
+            &similar::TextDiff::from_lines(&r.original, &r.text)
+                .unified_diff()
+                .header(&format!("a/{name}"), &format!("b/{name}"))
+                .to_string(),
+        );
     }
-
-    if !args.diff {
-        let mut out = if args.statistics {
-            report::render_statistics(&results)
-        } else {
-            render(format, &results, &args)
-        };
-        if args.show_fixes && args.fix && is_human(format) {
-            out.push_str(&applied_fixes(&results));
-        }
-        match &args.output_file {
-            Some(path) => std::fs::write(path, &out)
-                .into_diagnostic()
-                .map_err(|e| e.wrap_err(format!("cannot write {}", path.display())))?,
-            None => emit(&out)?,
-        }
+    emit(&diff)?;
+    if !diff.is_empty() {
+        code = 1;
     }
     if !args.quiet && (is_human(format) || args.statistics) {
         let line = report::summary(
             &results,
             &target_text(&results, &configs)?,
             args.unsafe_fixes,
-            args.diff,
+            true,
         );
-        if args.diff || args.output_file.is_some() {
-            super::emit_err(&format!("{line}\n"));
-        } else {
-            emit(&format!("{line}\n"))?;
-        }
+        super::emit_err(&format!("{line}\n"));
     }
     let counts = report::counts(&results);
     if counts.failing > 0 || (args.exit_non_zero_on_fix && counts.fixed > 0) {
@@ -203,6 +169,183 @@ pub(super) fn check(args: CheckArgs) -> Result<u8, Report> {
         // hwlint itself failed on a file (a crash, or a fix it could not write).
         return Ok(2);
     }
+    Ok(if args.exit_zero { 0 } else { code })
+}
+
+/// Where a streamed report goes: standard output (a closed pipe ends it quietly) or
+/// `--output-file`, buffered.
+struct Out {
+    sink: Box<dyn std::io::Write>,
+    /// Standard output was closed (`hwlint | head`): nothing more is written.
+    closed: bool,
+    path: Option<PathBuf>,
+}
+
+impl Out {
+    fn new(path: Option<&Path>) -> Result<Out, Report> {
+        let sink: Box<dyn std::io::Write> = match path {
+            Some(p) => Box::new(std::io::BufWriter::new(
+                std::fs::File::create(p)
+                    .into_diagnostic()
+                    .map_err(|e| e.wrap_err(format!("cannot write {}", p.display())))?,
+            )),
+            None => Box::new(std::io::BufWriter::new(std::io::stdout())),
+        };
+        Ok(Out {
+            sink,
+            closed: false,
+            path: path.map(Path::to_path_buf),
+        })
+    }
+
+    fn write(&mut self, text: &str) -> Result<(), Report> {
+        if self.closed || text.is_empty() {
+            return Ok(());
+        }
+        let r = self.sink.write_all(text.as_bytes());
+        self.result(r)
+    }
+
+    fn flush(&mut self) -> Result<(), Report> {
+        if self.closed {
+            return Ok(());
+        }
+        let r = self.sink.flush();
+        self.result(r)
+    }
+
+    fn result(&mut self, r: std::io::Result<()>) -> Result<(), Report> {
+        match r {
+            Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe && self.path.is_none() => {
+                self.closed = true;
+                Ok(())
+            }
+            Err(e) => Err(e).into_diagnostic().map_err(|e| match &self.path {
+                Some(p) => e.wrap_err(format!("cannot write {}", p.display())),
+                None => e,
+            }),
+            Ok(()) => Ok(()),
+        }
+    }
+}
+
+/// The usual `check` (with or without `--fix`), streamed: each file's findings are printed (and
+/// its fixes written) in path order as soon as it is linted, and its text dropped. What the
+/// report needs of the whole run (counts, `--statistics`, the JSON and SARIF documents) is
+/// kept without the texts.
+fn streamed<L>(
+    args: &CheckArgs,
+    files: &[PathBuf],
+    paths: &[PathBuf],
+    configs: &ConfigResolver,
+    format: OutputFormat,
+    lint: L,
+) -> Result<u8, Report>
+where
+    L: Fn(&PathBuf) -> Result<FileResult, crate::settings::ConfigError> + Sync,
+{
+    let roots = linted_roots(paths);
+    if args.fix {
+        signals::install();
+    }
+    let mut out = Out::new(args.output_file.as_deref())?;
+    let mut seen_hw901 = HashSet::new();
+    let mut written = HashSet::new();
+    let mut counts = report::Counts::default();
+    let mut statistics = report::Statistics::default();
+    let mut json = Vec::new();
+    let mut sarif = (format == OutputFormat::Sarif && !args.statistics)
+        .then(|| report::Sarif::new(files.first().map(PathBuf::as_path)));
+    let mut fixes_shown = String::new();
+    let mut failed = false;
+    // The target of the first file, and whether another file has another one.
+    let mut target: Option<crate::hardware::Target> = None;
+    let mut targets_vary = false;
+    stream::in_order(
+        files,
+        |p| lint(p).map_err(Report::new),
+        |r| {
+            let mut r = r;
+            r.diagnostics
+                .retain(|d| d.rule.code != "HW901" || seen_hw901.insert(d.message.clone()));
+            failed |= r.internal_error;
+            if args.verbose {
+                super::emit_err(&verbose(std::slice::from_ref(&r)));
+            }
+            if args.fix && r.changed() {
+                if let Err(e) = write_fixed(
+                    &r.path,
+                    &r.input_bytes(),
+                    &r.output_bytes(),
+                    &roots,
+                    &mut written,
+                ) {
+                    // Reported, and the file is shown as it still is on disk; the run goes on.
+                    super::emit_err(&format!("error: {e}\n"));
+                    failed = true;
+                    r = unfixed(&r);
+                }
+            }
+            if let Some(t) = r.settings.as_ref().map(|s| &s.target) {
+                match &target {
+                    None => target = Some(t.clone()),
+                    Some(first) => targets_vary |= first != t,
+                }
+            }
+            let one = std::slice::from_ref(&r);
+            counts.add(report::counts(one));
+            if args.statistics {
+                statistics.add(one);
+            } else {
+                match format {
+                    OutputFormat::Json => json.extend(report::json_elements(one)),
+                    OutputFormat::Sarif => {
+                        if let Some(s) = sarif.as_mut() {
+                            s.add(one);
+                        }
+                    }
+                    _ => out.write(&render(format, one, args))?,
+                }
+            }
+            if args.show_fixes && args.fix && is_human(format) {
+                fixes_shown.push_str(&applied_fixes(one));
+            }
+            Ok(())
+        },
+    )?;
+    if args.statistics {
+        out.write(&statistics.render())?;
+    } else if format == OutputFormat::Json {
+        out.write(&report::json_array(&json))?;
+    } else if let Some(s) = sarif {
+        out.write(&s.finish())?;
+    }
+    out.write(&fixes_shown)?;
+    if !args.quiet && (is_human(format) || args.statistics) {
+        let target = match (&target, targets_vary) {
+            (_, true) => "varies per file (hwlint.toml per-path)".to_string(),
+            (Some(t), false) => target_label(t),
+            (None, false) => target_label(
+                &configs
+                    .config_for(Path::new("./x"))?
+                    .for_file(Path::new("./x"), configs.overrides())?
+                    .target,
+            ),
+        };
+        let line = report::summary_of(counts, &target, args.unsafe_fixes, false);
+        if args.output_file.is_some() {
+            out.flush()?;
+            super::emit_err(&format!("{line}\n"));
+        } else {
+            out.write(&format!("{line}\n"))?;
+        }
+    }
+    out.flush()?;
+    if failed {
+        // hwlint itself failed on a file (a crash, or a fix it could not write).
+        return Ok(2);
+    }
+    let code = u8::from(counts.failing > 0 || (args.exit_non_zero_on_fix && counts.fixed > 0));
     Ok(if args.exit_zero { 0 } else { code })
 }
 

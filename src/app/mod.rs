@@ -4,6 +4,7 @@ mod check;
 mod docs;
 mod init;
 mod show_settings;
+mod stream;
 
 pub use docs::rule_markdown;
 

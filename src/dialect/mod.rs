@@ -20,44 +20,49 @@ pub use spec::{
 
 use crate::syntax::{Format, Node};
 
-/// Pairs each built-in dialect file's name with its text.
+/// Each built-in dialect: its file's name, its TOML (the source, kept for the test that the
+/// two read the same) and the JSON build.rs converts it to (what start-up parses).
 macro_rules! builtin_dialects {
-    ($($file:literal),* $(,)?) => {
-        &[$(($file, include_str!(concat!("../../rules/dialects/", $file)))),*]
+    ($($name:literal),* $(,)?) => {
+        &[$((
+            concat!($name, ".toml"),
+            include_str!(concat!("../../rules/dialects/", $name, ".toml")),
+            include_str!(concat!(env!("OUT_DIR"), "/rules/dialects/", $name, ".json")),
+        )),*]
     };
 }
 
 /// The dialects compiled into the binary, most specific first (ties go to the earlier one).
-const BUILTIN: &[(&str, &str)] = builtin_dialects![
-    "openpi.toml",
-    "lerobot.toml",
-    "lerobot-hydra.toml",
-    "trl.toml",
-    "llama-factory-v1.toml",
-    "llama-factory.toml",
-    "hf-trainer.toml",
-    "axolotl.toml",
-    "torchtitan.toml",
-    "litgpt.toml",
-    "torchtune.toml",
-    "llm-foundry.toml",
-    "olmo.toml",
-    "gpt-neox.toml",
-    "verl.toml",
-    "detectron2.toml",
-    "yolov5.toml",
-    "ultralytics.toml",
-    "pytorchjob.toml",
-    "deepspeed.toml",
-    "nemo.toml",
-    "lightning-hydra.toml",
-    "lightning.toml",
-    "vjepa.toml",
-    "vjepa-eval.toml",
-    "accelerate.toml",
-    "mmengine.toml",
-    "pytorch.toml",
-    "burn.toml",
+const BUILTIN: &[(&str, &str, &str)] = builtin_dialects![
+    "openpi",
+    "lerobot",
+    "lerobot-hydra",
+    "trl",
+    "llama-factory-v1",
+    "llama-factory",
+    "hf-trainer",
+    "axolotl",
+    "torchtitan",
+    "litgpt",
+    "torchtune",
+    "llm-foundry",
+    "olmo",
+    "gpt-neox",
+    "verl",
+    "detectron2",
+    "yolov5",
+    "ultralytics",
+    "pytorchjob",
+    "deepspeed",
+    "nemo",
+    "lightning-hydra",
+    "lightning",
+    "vjepa",
+    "vjepa-eval",
+    "accelerate",
+    "mmengine",
+    "pytorch",
+    "burn",
 ];
 
 #[derive(Debug, thiserror::Error, miette::Diagnostic)]
@@ -98,7 +103,9 @@ pub fn builtin() -> Vec<Dialect> {
     BUILTIN
         .iter()
         // Compiled-in files are checked by a unit test; a failure is a build bug.
-        .map(|(f, t)| parse_dialect(f, t).expect("built-in dialect is valid (unit-tested)"))
+        .map(|(f, _, json)| {
+            serde_json::from_str(json).unwrap_or_else(|e| panic!("built-in dialect {f}: {e}"))
+        })
         .collect()
 }
 
@@ -392,6 +399,11 @@ mod tests {
     fn builtin_dialects_parse() {
         let all = builtin();
         assert_eq!(all.len(), BUILTIN.len());
+        // The JSON start-up reads is the TOML, and passes the checks a TOML dialect gets.
+        for ((file, toml, _), from_json) in BUILTIN.iter().zip(&all) {
+            let from_toml = parse_dialect(file, toml).unwrap();
+            assert_eq!(format!("{from_toml:?}"), format!("{from_json:?}"), "{file}");
+        }
         for d in &all {
             assert!(!d.detect.is_empty(), "{}", d.name);
             for (c, spec) in &d.settings {

@@ -1,7 +1,7 @@
 //! Dialect files (`rules/dialects/*.toml`): how to recognise a framework's config and where
 //! each canonical setting lives in it. Data, so a user can add a framework without Rust.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
 
 use serde::Deserialize;
 
@@ -23,7 +23,7 @@ pub struct Dialect {
     /// How the framework reads a file of each format (`[load.yaml]`, `[load.json]`): what its
     /// loader does with what the format allows but the framework may not accept.
     #[serde(default)]
-    pub load: HashMap<Format, LoadSpec>,
+    pub load: BTreeMap<Format, LoadSpec>,
     /// Signatures; the best-scoring one over all dialects wins.
     pub detect: Vec<Signature>,
     /// Where each canonical setting lives.

@@ -1,6 +1,8 @@
 //! The memory estimator: pure functions from (setup, architecture, target) to bytes.
 
 pub mod activations;
+#[cfg(test)]
+mod bases;
 pub mod command;
 pub mod memory;
 pub mod models;

@@ -6,7 +6,8 @@ use std::sync::OnceLock;
 
 use serde::Deserialize;
 
-const MODELS_TOML: &str = include_str!("../../rules/models.toml");
+/// `rules/models.toml`, converted to JSON by build.rs (faster to read at start-up).
+const MODELS_JSON: &str = include_str!(concat!(env!("OUT_DIR"), "/rules/models.json"));
 
 /// How the memory model sees an architecture: which kind of step it is (a transformer over tokens,
 /// a vision model, a sum of parts). The block recipe itself is the finer [`Kind`].
@@ -454,12 +455,9 @@ pub enum ModelError {
 pub fn catalog() -> &'static [Architecture] {
     static CATALOG: OnceLock<Vec<Architecture>> = OnceLock::new();
     CATALOG.get_or_init(|| {
-        // Compiled in and unit-tested: a failure is a build bug.
-        let table: toml::Table =
-            toml::from_str(MODELS_TOML).expect("rules/models.toml is valid (unit-tested)");
-        let map: BTreeMap<String, Architecture> = toml::Value::Table(with_bases(table))
-            .try_into()
-            .expect("rules/models.toml is valid (unit-tested)");
+        // Compiled in (bases resolved by build.rs) and unit-tested: a failure is a build bug.
+        let map: BTreeMap<String, Architecture> =
+            serde_json::from_str(MODELS_JSON).expect("rules/models.toml is valid (unit-tested)");
         let mut all: Vec<Architecture> = map
             .into_iter()
             .map(|(name, mut a)| {
@@ -480,31 +478,6 @@ pub fn catalog() -> &'static [Architecture] {
         }
         all
     })
-}
-
-/// Resolves `base = "other-entry"`: the entry starts as a copy of that entry's fields (its
-/// aliases apart, which stay unique to it) and its own fields override them. A pre-quantized
-/// checkpoint or a re-upload names its base instead of repeating the dimensions.
-fn with_bases(mut table: toml::Table) -> toml::Table {
-    let names: Vec<String> = table.keys().cloned().collect();
-    for name in names {
-        let mut fields = table[&name].as_table().cloned().unwrap_or_default();
-        let mut seen = vec![name.clone()];
-        while let Some(base) = fields.remove("base") {
-            let base = base.as_str().unwrap_or_default().to_string();
-            // Unit-tested: every base names an entry, and no chain loops.
-            assert!(!seen.contains(&base), "models.toml: `base` loops at {base}");
-            seen.push(base.clone());
-            let Some(mut inherited) = table.get(&base).and_then(|b| b.as_table()).cloned() else {
-                panic!("models.toml: {name} has an unknown base {base}");
-            };
-            inherited.remove("aliases");
-            inherited.extend(fields);
-            fields = inherited;
-        }
-        table.insert(name, toml::Value::Table(fields));
-    }
-    table
 }
 
 fn normalize(s: &str) -> String {
@@ -1014,7 +987,9 @@ mod tests {
         )
         .unwrap();
         let map: BTreeMap<String, Architecture> =
-            toml::Value::Table(with_bases(table)).try_into().unwrap();
+            toml::Value::Table(super::super::bases::with_bases(table))
+                .try_into()
+                .unwrap();
         let (a, b, c) = (&map["a"], &map["b"], &map["c"]);
         assert_eq!((b.hidden_size, b.num_layers, b.kind), (64, 3, Kind::Llama));
         assert_eq!(

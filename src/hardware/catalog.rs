@@ -5,7 +5,8 @@ use std::sync::OnceLock;
 
 use serde::Deserialize;
 
-const HARDWARE_TOML: &str = include_str!("../../rules/hardware.toml");
+/// `rules/hardware.toml`, converted to JSON by build.rs (faster to read at start-up).
+const HARDWARE_JSON: &str = include_str!(concat!(env!("OUT_DIR"), "/rules/hardware.json"));
 
 /// One GPU model as the catalog describes it.
 #[derive(Debug, Clone, Deserialize, PartialEq)]
@@ -132,8 +133,8 @@ pub fn catalog() -> &'static Catalog {
     static CATALOG: OnceLock<Catalog> = OnceLock::new();
     CATALOG.get_or_init(|| {
         // The file is compiled in and checked by a unit test, so a failure here is a build bug.
-        let file: CatalogFile =
-            toml::from_str(HARDWARE_TOML).expect("rules/hardware.toml is valid (unit-tested)");
+        let file: CatalogFile = serde_json::from_str(HARDWARE_JSON)
+            .expect("rules/hardware.toml is valid (unit-tested)");
         let gpus = file
             .gpu
             .into_iter()

@@ -39,9 +39,12 @@ struct Known {
 fn launchers() -> &'static [Known] {
     static ALL: OnceLock<Vec<Known>> = OnceLock::new();
     ALL.get_or_init(|| {
-        let file: File = toml::from_str(include_str!("../../rules/launchers.toml"))
-            // Compiled in and unit-tested: a failure is a build bug.
-            .expect("rules/launchers.toml is valid (unit-tested)");
+        let file: File = serde_json::from_str(include_str!(concat!(
+            env!("OUT_DIR"),
+            "/rules/launchers.json"
+        )))
+        // Compiled in and unit-tested: a failure is a build bug.
+        .expect("rules/launchers.toml is valid (unit-tested)");
         file.launcher
             .into_iter()
             .map(|l| {

@@ -79,9 +79,25 @@ fn diagnostics(results: &[FileResult]) -> Vec<JsonDiagnostic<'_>> {
 }
 
 pub fn render_json(results: &[FileResult]) -> String {
-    let mut s = serde_json::to_string_pretty(&diagnostics(results)).unwrap_or_else(|_| "[]".into());
-    s.push('\n');
-    s
+    json_array(&json_elements(results))
+}
+
+/// Each diagnostic of `results` as it appears inside [`render_json`]'s array (pretty-printed
+/// and indented), so a streamed run keeps strings, not the files' texts.
+pub fn json_elements(results: &[FileResult]) -> Vec<String> {
+    diagnostics(results)
+        .iter()
+        .filter_map(|d| serde_json::to_string_pretty(d).ok())
+        .map(|e| e.replace('\n', "\n  "))
+        .collect()
+}
+
+/// The array of [`json_elements`], as `serde_json::to_string_pretty` prints a list.
+pub fn json_array(elements: &[String]) -> String {
+    if elements.is_empty() {
+        return "[]\n".into();
+    }
+    format!("[\n  {}\n]\n", elements.join(",\n  "))
 }
 
 /// One object per line, the fields of `render_json`.

@@ -15,9 +15,9 @@ pub use concise::render_concise;
 pub use estimate::{render_estimate, render_estimate_json};
 pub use full::{output_width, render_full, render_full_at};
 pub use github::render_github;
-pub use json::{render_json, render_json_lines};
-pub use sarif::render_sarif;
-pub use statistics::render_statistics;
+pub use json::{json_array, json_elements, render_json, render_json_lines};
+pub use sarif::{render_sarif, Sarif};
+pub use statistics::{render_statistics, Statistics};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum OutputFormat {
@@ -61,6 +61,19 @@ pub struct Counts {
     pub would_fix_unsafe: usize,
 }
 
+impl Counts {
+    /// Adds another batch of files' counts (a streamed run counts file by file).
+    pub fn add(&mut self, o: Counts) {
+        self.problems += o.problems;
+        self.safe_fixable += o.safe_fixable;
+        self.unsafe_fixable += o.unsafe_fixable;
+        self.fixed += o.fixed;
+        self.failing += o.failing;
+        self.would_fix_safe += o.would_fix_safe;
+        self.would_fix_unsafe += o.would_fix_unsafe;
+    }
+}
+
 pub fn counts(results: &[FileResult]) -> Counts {
     let mut c = Counts::default();
     for r in results {
@@ -89,7 +102,11 @@ pub fn summary(
     unsafe_enabled: bool,
     dry_run: bool,
 ) -> String {
-    let c = counts(results);
+    summary_of(counts(results), target, unsafe_enabled, dry_run)
+}
+
+/// [`summary`] from counts already taken.
+pub fn summary_of(c: Counts, target: &str, unsafe_enabled: bool, dry_run: bool) -> String {
     let mut s = String::new();
     if c.fixed > 0 {
         s.push_str(&format!(

@@ -21,7 +21,7 @@ fn level(s: Severity) -> &'static str {
 /// directory (the closest folder with `.git`); run from outside any repository, the one holding
 /// the first linted file; else the working directory. Code scanning matches results to files by
 /// their path from the repository root, so a run from a subfolder must still say `sub/x.yaml`.
-fn source_root(results: &[FileResult]) -> Option<PathBuf> {
+fn source_root(first: Option<&Path>) -> Option<PathBuf> {
     let repository = |dir: &Path| {
         let dir = std::path::absolute(dir).ok()?;
         dir.ancestors()
@@ -30,10 +30,7 @@ fn source_root(results: &[FileResult]) -> Option<PathBuf> {
     };
     let cwd = std::env::current_dir().ok()?;
     let root = repository(&cwd)
-        .or_else(|| {
-            let first = results.first()?;
-            repository(first.path.parent().unwrap_or(Path::new(".")))
-        })
+        .or_else(|| repository(first?.parent().unwrap_or(Path::new("."))))
         .unwrap_or(cwd);
     Some(std::fs::canonicalize(&root).unwrap_or(root))
 }
@@ -101,90 +98,117 @@ fn region(r: &FileResult, span: &std::ops::Range<usize>) -> Value {
 }
 
 pub fn render_sarif(results: &[FileResult]) -> String {
-    let rules: Vec<Value> = RULES
-        .iter()
-        .map(|r| {
-            let doc = r.doc();
-            let mut rule = json!({
-                "id": r.code,
-                "name": r.name,
-                "shortDescription": { "text": r.summary() },
-                "fullDescription": { "text": why(&doc).unwrap_or_else(|| r.summary()) },
-                "help": { "text": doc, "markdown": doc },
-                "defaultConfiguration": { "level": level(r.severity) },
-            });
-            if let Some(page) = repository_page(&format!("/blob/main/docs/rules/{}.md", r.code)) {
-                rule["helpUri"] = json!(page);
-            }
-            rule
-        })
-        .collect();
-    let root = source_root(results);
-    let mut out = Vec::new();
-    for r in results {
-        let file = artifact_location(&r.path, root.as_deref());
-        for d in &r.diagnostics {
-            let index = RULES
-                .iter()
-                .position(|x| x.code == d.rule.code)
-                .unwrap_or(0);
-            let mut result = json!({
-                "ruleId": d.rule.code,
-                "ruleIndex": index,
-                "level": level(d.severity()),
-                "message": { "text": d.message },
-                "locations": [{
-                    "physicalLocation": {
-                        "artifactLocation": file,
-                        "region": region(r, &d.span),
-                    }
-                }],
-            });
-            if let Some(fix) = &d.fix {
-                let safe = fix.applicability == crate::fix::Applicability::Safe;
-                let kind = if safe {
-                    "safe: `hwlint --fix` applies it"
-                } else {
-                    "unsafe, since it changes what the run does: `hwlint --fix --unsafe-fixes` applies it"
-                };
-                result["fixes"] = json!([{
-                    "description": { "text": format!("{}; {kind}", fix.message) },
-                    "properties": { "applicability": if safe { "safe" } else { "unsafe" } },
-                    "artifactChanges": [{
-                        "artifactLocation": file,
-                        "replacements": fix.edits.iter().map(|e| json!({
-                            "deletedRegion": region(r, &e.range),
-                            "insertedContent": { "text": e.content },
-                        })).collect::<Vec<_>>(),
-                    }],
-                }]);
-            }
-            out.push(result);
+    let mut sarif = Sarif::new(results.first().map(|r| r.path.as_path()));
+    sarif.add(results);
+    sarif.finish()
+}
+
+/// A SARIF log built file by file: the results keep only what the log says of them, not the
+/// files' texts. The source root is decided from the first file, as [`render_sarif`] does.
+pub struct Sarif {
+    root: Option<PathBuf>,
+    results: Vec<Value>,
+}
+
+impl Sarif {
+    pub fn new(first: Option<&Path>) -> Sarif {
+        Sarif {
+            root: source_root(first),
+            results: Vec::new(),
         }
     }
-    let mut driver = json!({
-        "name": "hwlint",
-        "version": env!("CARGO_PKG_VERSION"),
-        "semanticVersion": env!("CARGO_PKG_VERSION"),
-        "rules": rules,
-    });
-    if let Some(home) = repository_page("") {
-        driver["informationUri"] = json!(home);
+
+    pub fn add(&mut self, results: &[FileResult]) {
+        let root = self.root.as_deref();
+        let out = &mut self.results;
+        for r in results {
+            let file = artifact_location(&r.path, root);
+            for d in &r.diagnostics {
+                let index = RULES
+                    .iter()
+                    .position(|x| x.code == d.rule.code)
+                    .unwrap_or(0);
+                let mut result = json!({
+                    "ruleId": d.rule.code,
+                    "ruleIndex": index,
+                    "level": level(d.severity()),
+                    "message": { "text": d.message },
+                    "locations": [{
+                        "physicalLocation": {
+                            "artifactLocation": file,
+                            "region": region(r, &d.span),
+                        }
+                    }],
+                });
+                if let Some(fix) = &d.fix {
+                    let safe = fix.applicability == crate::fix::Applicability::Safe;
+                    let kind = if safe {
+                        "safe: `hwlint --fix` applies it"
+                    } else {
+                        "unsafe, since it changes what the run does: `hwlint --fix --unsafe-fixes` applies it"
+                    };
+                    result["fixes"] = json!([{
+                        "description": { "text": format!("{}; {kind}", fix.message) },
+                        "properties": { "applicability": if safe { "safe" } else { "unsafe" } },
+                        "artifactChanges": [{
+                            "artifactLocation": file,
+                            "replacements": fix.edits.iter().map(|e| json!({
+                                "deletedRegion": region(r, &e.range),
+                                "insertedContent": { "text": e.content },
+                            })).collect::<Vec<_>>(),
+                        }],
+                    }]);
+                }
+                out.push(result);
+            }
+        }
     }
-    let mut run = json!({
-        "tool": { "driver": driver },
-        "columnKind": "unicodeCodePoints",
-        "results": out,
-    });
-    if let Some(root) = &root {
-        run["originalUriBaseIds"] = json!({ "%SRCROOT%": { "uri": root_uri(root) } });
+
+    pub fn finish(self) -> String {
+        let (root, out) = (self.root, self.results);
+        let rules: Vec<Value> = RULES
+            .iter()
+            .map(|r| {
+                let doc = r.doc();
+                let mut rule = json!({
+                    "id": r.code,
+                    "name": r.name,
+                    "shortDescription": { "text": r.summary() },
+                    "fullDescription": { "text": why(&doc).unwrap_or_else(|| r.summary()) },
+                    "help": { "text": doc, "markdown": doc },
+                    "defaultConfiguration": { "level": level(r.severity) },
+                });
+                if let Some(page) = repository_page(&format!("/blob/main/docs/rules/{}.md", r.code))
+                {
+                    rule["helpUri"] = json!(page);
+                }
+                rule
+            })
+            .collect();
+        let mut driver = json!({
+            "name": "hwlint",
+            "version": env!("CARGO_PKG_VERSION"),
+            "semanticVersion": env!("CARGO_PKG_VERSION"),
+            "rules": rules,
+        });
+        if let Some(home) = repository_page("") {
+            driver["informationUri"] = json!(home);
+        }
+        let mut run = json!({
+            "tool": { "driver": driver },
+            "columnKind": "unicodeCodePoints",
+            "results": out,
+        });
+        if let Some(root) = &root {
+            run["originalUriBaseIds"] = json!({ "%SRCROOT%": { "uri": root_uri(root) } });
+        }
+        let sarif = json!({
+            "$schema": "https://json.schemastore.org/sarif-2.1.0.json",
+            "version": "2.1.0",
+            "runs": [run],
+        });
+        let mut s = serde_json::to_string_pretty(&sarif).unwrap_or_default();
+        s.push('\n');
+        s
     }
-    let sarif = json!({
-        "$schema": "https://json.schemastore.org/sarif-2.1.0.json",
-        "version": "2.1.0",
-        "runs": [run],
-    });
-    let mut s = serde_json::to_string_pretty(&sarif).unwrap_or_default();
-    s.push('\n');
-    s
 }

@@ -6,15 +6,39 @@ use crate::fix::Applicability;
 use crate::lint::FileResult;
 
 pub fn render_statistics(results: &[FileResult]) -> String {
-    let mut counts: BTreeMap<&str, (usize, &str, bool)> = BTreeMap::new();
-    for d in results.iter().flat_map(|r| &r.diagnostics) {
-        let e = counts.entry(d.rule.code).or_insert((0, d.rule.name, false));
-        e.0 += 1;
-        e.2 |= d
-            .fix
-            .as_ref()
-            .is_some_and(|f| f.applicability == Applicability::Safe);
+    let mut s = Statistics::default();
+    s.add(results);
+    s.render()
+}
+
+/// The counts behind `--statistics`, taken file by file: rule code -> (findings, rule name,
+/// whether any has a safe fix).
+#[derive(Debug, Default)]
+pub struct Statistics {
+    counts: BTreeMap<&'static str, (usize, &'static str, bool)>,
+}
+
+impl Statistics {
+    pub fn add(&mut self, results: &[FileResult]) {
+        for d in results.iter().flat_map(|r| &r.diagnostics) {
+            let e = self
+                .counts
+                .entry(d.rule.code)
+                .or_insert((0, d.rule.name, false));
+            e.0 += 1;
+            e.2 |= d
+                .fix
+                .as_ref()
+                .is_some_and(|f| f.applicability == Applicability::Safe);
+        }
     }
+
+    pub fn render(self) -> String {
+        render_rows(self.counts)
+    }
+}
+
+fn render_rows(counts: BTreeMap<&'static str, (usize, &'static str, bool)>) -> String {
     let mut rows: Vec<_> = counts.into_iter().collect();
     rows.sort_by(|a, b| b.1 .0.cmp(&a.1 .0).then(a.0.cmp(b.0)));
     rows.iter()

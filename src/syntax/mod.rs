@@ -19,7 +19,9 @@ use std::ops::Range;
 pub type Span = Range<usize>;
 
 /// The formats hwlint reads.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize, serde::Deserialize,
+)]
 #[serde(rename_all = "lowercase")]
 pub enum Format {
     Yaml,
