@@ -197,7 +197,7 @@ fn fill_auto(linked: &mut TrainingSetup, trainer: &TrainingSetup) {
 }
 
 fn has_path(root: &Node, dotted: &str) -> bool {
-    root.get_path(&key_path(dotted)).is_some()
+    root.get_dotted(dotted).is_some()
 }
 
 /// A dialect's dotted key as path segments: a quoted segment may hold dots (Kubernetes'
@@ -240,7 +240,6 @@ pub fn detect<'d, 'r>(
     path: &Path,
 ) -> Option<(&'d Dialect, std::borrow::Cow<'r, Node>)> {
     root.as_map()?;
-    let file_name = path.file_name().and_then(|n| n.to_str()).unwrap_or("");
     let mut best: Option<(u32, &Dialect, std::borrow::Cow<'r, Node>)> = None;
     for d in dialects {
         if !d.formats.contains(&format) {
@@ -258,20 +257,7 @@ pub fn detect<'d, 'r>(
         let root: &Node = &view;
         let mut hit = named_script.then_some(u32::MAX / 2);
         for sig in &d.detect {
-            if !sig.filenames.is_empty()
-                && !sig.filenames.iter().any(|g| {
-                    globset::Glob::new(g)
-                        .map(|g| g.compile_matcher().is_match(file_name))
-                        .unwrap_or(false)
-                })
-            {
-                continue;
-            }
-            if sig.not_paths.iter().any(|g| {
-                globset::Glob::new(g)
-                    .map(|g| g.compile_matcher().is_match(path))
-                    .unwrap_or(false)
-            }) {
+            if !sig.applies_to(path) {
                 continue;
             }
             if sig.exclude.iter().any(|k| has_path(root, k)) {
@@ -390,7 +376,7 @@ mod tests {
         )
         .unwrap();
         let n = doc.roots[0]
-            .get_path(&key_path("containers.0.limits.\"nvidia.com/gpu\""))
+            .get_dotted("containers.0.limits.\"nvidia.com/gpu\"")
             .unwrap();
         assert_eq!(n.as_scalar().unwrap().text, "2");
     }

@@ -23,6 +23,18 @@ pub fn view<'a>(dialect: &Dialect, root: &'a Node, format: Format) -> Option<Cow
     if format == Format::Shell && !mounts.iter().any(|m| m.takes_line(root)) {
         return None;
     }
+    // The parts the mounts find. One part placed at the root is the view itself: no copy (the
+    // usual case, e.g. an llm-foundry YAML without MCLI's `parameters`).
+    let found: Vec<(&Mount, &Node)> = mounts
+        .iter()
+        .filter(|m| format != Format::Shell || m.takes_line(root))
+        .filter_map(|m| Some((*m, root.get_path(&path_of(&m.take))?)))
+        .collect();
+    if let [(m, part)] = found.as_slice() {
+        if m.at.is_empty() {
+            return Some(Cow::Borrowed(*part));
+        }
+    }
     let mut base: Option<Node> = None;
     let mut placed = false;
     for m in mounts {

@@ -98,7 +98,7 @@ fn architecture(dialect: &Dialect, root: &Node) -> Option<InlineModel> {
     let spec = dialect.architecture.as_ref()?;
     let dashes = spec.dashes_are_underscores;
     let at_key = spelled(root, &spec.at, dashes)?;
-    let at = root.get_path(&path_of(&at_key))?;
+    let at = root.get_dotted(&at_key)?;
     if spec
         .when
         .iter()
@@ -179,10 +179,7 @@ fn not_training(dialect: &Dialect, root: &Node) -> Option<String> {
             m.when
                 .iter()
                 .all(|c| condition_holds(dialect.loader, root, c) == Some(true))
-                && !m
-                    .absent
-                    .iter()
-                    .any(|k| root.get_path(&path_of(k)).is_some())
+                && !m.absent.iter().any(|k| root.get_dotted(k).is_some())
         })
         .map(|m| m.why.clone())
 }
@@ -224,12 +221,12 @@ fn condition_holds(loader: Loader, root: &Node, cond: &Condition) -> Option<bool
 /// The node at a dotted key; with `dashes`, also under the spelling with `-` and `_` swapped
 /// (GPT-NeoX reads `num-layers` as `num_layers`).
 fn lookup<'a>(root: &'a Node, key: &str, dashes: bool) -> Option<&'a Node> {
-    root.get_path(&path_of(&spelled(root, key, dashes)?))
+    root.get_dotted(&spelled(root, key, dashes)?)
 }
 
 /// The spelling of `key` the file uses: as written, or with `-` and `_` swapped under `dashes`.
 fn spelled(root: &Node, key: &str, dashes: bool) -> Option<String> {
-    if root.get_path(&path_of(key)).is_some() {
+    if root.get_dotted(key).is_some() {
         return Some(key.to_string());
     }
     if !dashes {
@@ -243,7 +240,7 @@ fn spelled(root: &Node, key: &str, dashes: bool) -> Option<String> {
             c => c,
         })
         .collect();
-    root.get_path(&path_of(&swapped)).map(|_| swapped)
+    root.get_dotted(&swapped).map(|_| swapped)
 }
 
 fn condition_in(loader: Loader, root: &Node, cond: &Condition, dashes: bool) -> Option<bool> {
@@ -396,7 +393,7 @@ fn read_source(
             } else if let Some(other) = &source.times_key {
                 combined(root, loader, concept, &loaded, other, |v, o| v * o)?
             } else if let Some(suffix) = &source.suffix_key {
-                match root.get_path(&path_of(suffix)).and_then(|n| n.as_scalar()) {
+                match root.get_dotted(suffix).and_then(|n| n.as_scalar()) {
                     Some(sfx) => {
                         SettingValue::Str(format!("{text}/{}", value_text(&sfx.value(loader))))
                     }
@@ -424,7 +421,7 @@ fn combined(
     op: impl Fn(f64, f64) -> f64,
 ) -> Option<SettingValue> {
     let o = root
-        .get_path(&path_of(other))
+        .get_dotted(other)
         .and_then(|n| n.as_scalar())
         .and_then(|s| s.value(loader).as_f64())?;
     let v = op(loaded.as_f64()?, o);

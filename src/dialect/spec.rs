@@ -227,6 +227,28 @@ pub struct Signature {
     /// test suites whose scripts train a step or two to check something.
     #[serde(default)]
     pub not_paths: Vec<String>,
+    /// `filenames` and `not_paths` compiled, on first use (detection runs on every file).
+    #[serde(skip)]
+    compiled: std::sync::OnceLock<(globset::GlobSet, globset::GlobSet)>,
+}
+
+impl Signature {
+    /// Whether the file's name and path let this signature apply at all.
+    pub fn applies_to(&self, path: &std::path::Path) -> bool {
+        let (names, not_paths) = self.compiled.get_or_init(|| {
+            let set = |globs: &[String]| {
+                let mut b = globset::GlobSetBuilder::new();
+                // An invalid glob matches nothing (a dialect test keeps the built-in ones valid).
+                for g in globs.iter().filter_map(|g| globset::Glob::new(g).ok()) {
+                    b.add(g);
+                }
+                b.build().unwrap_or_else(|_| globset::GlobSet::empty())
+            };
+            (set(&self.filenames), set(&self.not_paths))
+        });
+        let file_name = path.file_name().and_then(|n| n.to_str()).unwrap_or("");
+        (self.filenames.is_empty() || names.is_match(file_name)) && !not_paths.is_match(path)
+    }
 }
 
 #[derive(Debug, Clone, Deserialize)]

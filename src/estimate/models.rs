@@ -480,6 +480,21 @@ pub fn catalog() -> &'static [Architecture] {
     })
 }
 
+/// Every entry's normalized name and aliases -> its index in the catalog (the first entry
+/// wins, as a search in catalog order would find it).
+fn names() -> &'static std::collections::HashMap<String, usize> {
+    static NAMES: OnceLock<std::collections::HashMap<String, usize>> = OnceLock::new();
+    NAMES.get_or_init(|| {
+        let mut out = std::collections::HashMap::new();
+        for (i, a) in catalog().iter().enumerate() {
+            for name in std::iter::once(&a.name).chain(&a.aliases) {
+                out.entry(normalize(name)).or_insert(i);
+            }
+        }
+        out
+    })
+}
+
 fn normalize(s: &str) -> String {
     s.trim()
         .trim_end_matches('/')
@@ -506,11 +521,8 @@ pub fn lookup(name: &str) -> Option<&'static Architecture> {
 fn lookup_exact(n: &str) -> Option<&'static Architecture> {
     let last = n.rsplit('/').next().unwrap_or(n);
     let all = catalog();
-    if let Some(a) = all
-        .iter()
-        .find(|a| normalize(&a.name) == n || a.aliases.iter().any(|x| normalize(x) == n))
-    {
-        return Some(a);
+    if let Some(a) = names().get(n) {
+        return Some(&all[*a]);
     }
     // An id under another organization (`someone/Llama-2-7b-hf`) finds the entry whose name or an
     // alias has the same last segment, when exactly one entry does and the segment names a model

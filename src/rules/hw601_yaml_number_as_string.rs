@@ -66,6 +66,15 @@ pub(crate) fn check(ctx: &Context) -> Vec<Violation> {
             }
         }
     }
+    if numbers.is_empty() && load.strings.is_empty() {
+        return Vec::new();
+    }
+    let split = |keys: &[String]| -> Vec<Vec<String>> {
+        keys.iter()
+            .map(|k| k.split('.').map(str::to_string).collect())
+            .collect()
+    };
+    let (numbers, ints, strings) = (split(&numbers), split(&ints), split(&load.strings));
     let mut out = Vec::new();
     let mut path = Vec::new();
     walk(ctx.front, &mut path, &mut |path, node| {
@@ -73,10 +82,17 @@ pub(crate) fn check(ctx: &Context) -> Vec<Violation> {
         if s.kind != ScalarKind::Plain || node.shared {
             return;
         }
+        let (number, string) = (
+            numbers.iter().any(|p| matches(p, path)),
+            strings.iter().any(|p| matches(p, path)),
+        );
+        if !number && !string {
+            return;
+        }
         let key = path.join(".");
         let loaded = resolve_plain(&s.text, ctx.dialect.loader);
         if let Value::Str(_) = loaded {
-            if !numbers.iter().any(|p| matches(p, path)) {
+            if !number {
                 return;
             }
             let Some(mut fixed) = as_float(&s.text, ctx.dialect.loader) else {
@@ -107,7 +123,7 @@ pub(crate) fn check(ctx: &Context) -> Vec<Violation> {
             if word.eq_ignore_ascii_case("true") || word.eq_ignore_ascii_case("false") {
                 return;
             }
-            if !load.strings.iter().any(|p| matches(p, path)) {
+            if !string {
                 return;
             }
             out.push(Violation {
@@ -150,10 +166,9 @@ fn walk(node: &Node, path: &mut Vec<String>, f: &mut impl FnMut(&[String], &Node
     }
 }
 
-/// Whether a dotted pattern (`*` matches one key) names `path`.
-fn matches(pattern: &str, path: &[String]) -> bool {
-    let parts: Vec<&str> = pattern.split('.').collect();
-    parts.len() == path.len() && parts.iter().zip(path).all(|(p, k)| *p == "*" || p == k)
+/// Whether a dotted pattern, split at its dots (`*` matches one key), names `path`.
+fn matches(pattern: &[String], path: &[String]) -> bool {
+    pattern.len() == path.len() && pattern.iter().zip(path).all(|(p, k)| p == "*" || p == k)
 }
 
 /// `text` written so that `loader` reads it as the float every YAML 1.2 loader reads it as:
@@ -253,11 +268,14 @@ mod tests {
     fn patterns_match_one_key_per_star() {
         let p = |s: &str| s.split('.').map(String::from).collect::<Vec<_>>();
         assert!(matches(
-            "lr_scheduler_kwargs.*",
+            &p("lr_scheduler_kwargs.*"),
             &p("lr_scheduler_kwargs.min_lr")
         ));
-        assert!(!matches("lr_scheduler_kwargs.*", &p("lr_scheduler_kwargs")));
-        assert!(matches("*", &p("lr0")));
-        assert!(!matches("*", &p("a.b")));
+        assert!(!matches(
+            &p("lr_scheduler_kwargs.*"),
+            &p("lr_scheduler_kwargs")
+        ));
+        assert!(matches(&p("*"), &p("lr0")));
+        assert!(!matches(&p("*"), &p("a.b")));
     }
 }

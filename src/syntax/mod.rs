@@ -538,6 +538,23 @@ impl Node {
         Some(node)
     }
 
+    /// The node at a dialect's dotted key (`trainer.devices`, `containers.0`); a key with a
+    /// quoted segment (`limits."nvidia.com/gpu"`) goes through [`crate::dialect::key_path`].
+    pub fn get_dotted(&self, dotted: &str) -> Option<&Node> {
+        if dotted.contains('"') {
+            return self.get_path(&crate::dialect::key_path(dotted));
+        }
+        let mut node = self;
+        for seg in dotted.split('.') {
+            node = match &node.kind {
+                NodeKind::Map(m) => &m.get_entry(seg)?.value,
+                NodeKind::Seq(items) => items.get(seg.parse::<usize>().ok()?)?,
+                NodeKind::Scalar(_) => return None,
+            };
+        }
+        Some(node)
+    }
+
     /// The entry (key and value) at a path.
     pub fn get_entry_path(&self, path: &[&str]) -> Option<&Entry> {
         let (last, parents) = path.split_last()?;
