@@ -71,26 +71,57 @@ pub fn discover(
             }
             continue;
         }
-        let walker = ignore::WalkBuilder::new(p)
-            .require_git(false)
-            .hidden(true)
-            .sort_by_file_name(|a, b| a.cmp(b))
-            .build();
-        for entry in walker.flatten() {
-            let path = entry.path();
-            if !entry.file_type().is_some_and(|t| t.is_file()) || Format::from_path(path).is_none()
-            {
-                continue;
-            }
-            if configs.is_excluded(path)? {
-                continue;
-            }
-            out.push(strip_dot(path));
-        }
+        out.extend(walk(p, configs)?);
     }
     out.sort();
     out.dedup();
+    // One folder's walk names each file once (links are not followed): only several paths
+    // can name one file twice, and only then is every path resolved.
+    if paths.len() == 1 && paths[0].is_dir() {
+        return Ok(out);
+    }
     Ok(once_per_file(out))
+}
+
+/// The files hwlint reads under `dir`, walked on every core (unsorted: the caller sorts). A
+/// config error is the one of the first path in order, whichever thread met it first.
+fn walk(dir: &Path, configs: &ConfigResolver) -> Result<Vec<PathBuf>, ConfigError> {
+    let found = std::sync::Mutex::new(Vec::new());
+    let errors = std::sync::Mutex::new(Vec::new());
+    ignore::WalkBuilder::new(dir)
+        .require_git(false)
+        .hidden(true)
+        .build_parallel()
+        .run(|| {
+            let (found, errors) = (&found, &errors);
+            Box::new(move |entry| {
+                let Ok(entry) = entry else {
+                    return ignore::WalkState::Continue;
+                };
+                let path = entry.path();
+                if !entry.file_type().is_some_and(|t| t.is_file())
+                    || Format::from_path(path).is_none()
+                {
+                    return ignore::WalkState::Continue;
+                }
+                match configs.is_excluded(path) {
+                    Ok(true) => {}
+                    Ok(false) => lock(found).push(strip_dot(path)),
+                    Err(e) => lock(errors).push((path.to_path_buf(), e)),
+                }
+                ignore::WalkState::Continue
+            })
+        });
+    let mut errors = errors.into_inner().unwrap_or_else(|p| p.into_inner());
+    errors.sort_by(|a, b| a.0.cmp(&b.0));
+    if let Some((_, e)) = errors.into_iter().next() {
+        return Err(e);
+    }
+    Ok(found.into_inner().unwrap_or_else(|p| p.into_inner()))
+}
+
+fn lock<T>(m: &std::sync::Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|p| p.into_inner())
 }
 
 /// One name per file: `t.yaml ./t.yaml`, or a file and a symlink to it, would otherwise be

@@ -335,6 +335,9 @@ impl LoadedConfig {
 
     /// Whether `exclude` covers the file (or any folder above it, up to the config's folder).
     pub fn is_excluded(&self, file: &Path) -> bool {
+        if self.exclude.is_empty() {
+            return false;
+        }
         let rel = self.relative(file);
         rel.ancestors()
             .filter(|a| !a.as_os_str().is_empty())
@@ -415,7 +418,15 @@ impl LoadedConfig {
 }
 
 fn absolute(p: &Path) -> PathBuf {
-    std::path::absolute(p).unwrap_or_else(|_| p.to_path_buf())
+    // The working folder, asked once: `std::path::absolute` asks the OS on every call, and a
+    // run looks up every file's config and exclusions.
+    static CWD: std::sync::OnceLock<Option<PathBuf>> = std::sync::OnceLock::new();
+    let cwd = CWD.get_or_init(|| std::env::current_dir().ok());
+    match cwd {
+        Some(cwd) if p.is_relative() => std::path::absolute(cwd.join(p)),
+        _ => std::path::absolute(p),
+    }
+    .unwrap_or_else(|_| p.to_path_buf())
 }
 
 /// The built-in `workstation` target: world size unknown (DESIGN.md "World size").

@@ -61,7 +61,9 @@ pub(super) fn check(args: CheckArgs) -> Result<u8, Report> {
         exclude: args.exclude.clone(),
         extend_exclude: args.extend_exclude.clone().unwrap_or_default(),
     };
-    let configs = ConfigResolver::new(overrides)?;
+    // Left to the OS at exit: freeing every dialect and catalog entry one by one was a tenth of
+    // a one-file run.
+    let configs = std::mem::ManuallyDrop::new(ConfigResolver::new(overrides)?);
     let format = args.output_format.unwrap_or_else(default_format);
     let min = if args.unsafe_fixes {
         Applicability::Unsafe
