@@ -18,7 +18,7 @@ fn span(r: &impl Ranged) -> Span {
 /// The callee as written (`torch.utils.data.DataLoader`), when it is a dotted name.
 fn callee(func: &Expr) -> Option<String> {
     match func {
-        Expr::Name(n) => Some(n.id.to_string()),
+        Expr::Name(n) => Some(n.id.as_str().to_string()),
         Expr::Attribute(a) => Some(format!("{}.{}", callee(&a.value)?, a.attr.id)),
         _ => None,
     }
@@ -27,8 +27,8 @@ fn callee(func: &Expr) -> Option<String> {
 /// The callee's last name and its span (`DataLoader`, also for `loss.backward()`).
 fn last_name(func: &Expr) -> Option<(String, Span)> {
     match func {
-        Expr::Name(n) => Some((n.id.to_string(), span(n))),
-        Expr::Attribute(a) => Some((a.attr.id.to_string(), span(&a.attr))),
+        Expr::Name(n) => Some((n.id.as_str().to_string(), span(n))),
+        Expr::Attribute(a) => Some((a.attr.id.as_str().to_string(), span(&a.attr))),
         _ => None,
     }
 }
@@ -99,7 +99,7 @@ impl<'a> Bindings<'a> {
                         match t {
                             Expr::Name(n) => self
                                 .bound
-                                .entry(n.id.to_string())
+                                .entry(n.id.as_str().to_string())
                                 .or_default()
                                 .push(&a.value),
                             other => self.target(other),
@@ -108,7 +108,7 @@ impl<'a> Bindings<'a> {
                 }
                 Stmt::AnnAssign(a) => match (&*a.target, &a.value) {
                     (Expr::Name(n), Some(v)) => {
-                        self.bound.entry(n.id.to_string()).or_default().push(v);
+                        self.bound.entry(n.id.as_str().to_string()).or_default().push(v);
                     }
                     (_, None) => {}
                     (other, Some(_)) => self.target(other),
@@ -142,7 +142,7 @@ impl<'a> Bindings<'a> {
                     for h in &t.handlers {
                         let ast::ExceptHandler::ExceptHandler(h) = h;
                         if let Some(n) = &h.name {
-                            self.rebound.insert(n.id.to_string());
+                            self.rebound.insert(n.id.as_str().to_string());
                         }
                         self.collect(&h.body, depth + 1);
                     }
@@ -164,18 +164,18 @@ impl<'a> Bindings<'a> {
                 Stmt::ImportFrom(i) => {
                     for a in &i.names {
                         let name = a.asname.as_ref().unwrap_or(&a.name);
-                        self.rebound.insert(name.id.to_string());
+                        self.rebound.insert(name.id.as_str().to_string());
                     }
                 }
                 Stmt::FunctionDef(f) => {
-                    self.rebound.insert(f.name.id.to_string());
+                    self.rebound.insert(f.name.id.as_str().to_string());
                 }
                 Stmt::ClassDef(c) => {
-                    self.rebound.insert(c.name.id.to_string());
+                    self.rebound.insert(c.name.id.as_str().to_string());
                 }
                 Stmt::Global(ast::StmtGlobal { names, .. })
                 | Stmt::Nonlocal(ast::StmtNonlocal { names, .. }) => {
-                    self.rebound.extend(names.iter().map(|n| n.id.to_string()));
+                    self.rebound.extend(names.iter().map(|n| n.id.as_str().to_string()));
                 }
                 _ => {}
             }
@@ -186,7 +186,7 @@ impl<'a> Bindings<'a> {
     fn target(&mut self, target: &Expr) {
         match target {
             Expr::Name(n) => {
-                self.rebound.insert(n.id.to_string());
+                self.rebound.insert(n.id.as_str().to_string());
             }
             Expr::Tuple(t) => t.elts.iter().for_each(|e| self.target(e)),
             Expr::List(l) => l.elts.iter().for_each(|e| self.target(e)),
@@ -321,11 +321,11 @@ impl<'a> FirstPass<'_, 'a> {
                 scope.rebound.extend(
                     f.parameters
                         .iter()
-                        .map(|p| p.as_parameter().name.id.to_string()),
+                        .map(|p| p.as_parameter().name.id.as_str().to_string()),
                 );
                 scope.collect(&f.body, 0);
                 let outer_scope = self.scope.replace(Rc::new(scope));
-                let outer = self.function.replace(f.name.id.to_string());
+                let outer = self.function.replace(f.name.id.as_str().to_string());
                 self.body(&f.body);
                 self.function = outer;
                 self.scope = outer_scope;
@@ -352,8 +352,8 @@ impl<'a> FirstPass<'_, 'a> {
                     }
                 }
                 let binding = match a.targets.first() {
-                    Some(Expr::Name(n)) => Some(n.id.to_string()),
-                    Some(Expr::Attribute(at)) => Some(at.attr.id.to_string()),
+                    Some(Expr::Name(n)) => Some(n.id.as_str().to_string()),
+                    Some(Expr::Attribute(at)) => Some(at.attr.id.as_str().to_string()),
                     _ => None,
                 };
                 self.exprs(&a.value, binding);
@@ -361,7 +361,7 @@ impl<'a> FirstPass<'_, 'a> {
             Stmt::AnnAssign(a) => {
                 if let Some(v) = &a.value {
                     let binding = match &*a.target {
-                        Expr::Name(n) => Some(n.id.to_string()),
+                        Expr::Name(n) => Some(n.id.as_str().to_string()),
                         _ => None,
                     };
                     self.exprs(v, binding);
@@ -407,7 +407,7 @@ impl<'a> FirstPass<'_, 'a> {
             // A function that rebinds a module-level name makes its value unknown.
             Stmt::Global(g) => {
                 for n in &g.names {
-                    self.facts.module.rebound.insert(n.id.to_string());
+                    self.facts.module.rebound.insert(n.id.as_str().to_string());
                 }
             }
             _ => {}
@@ -434,11 +434,11 @@ impl<'a> FirstPass<'_, 'a> {
         for t in targets {
             match t {
                 Expr::Name(n) => {
-                    self.facts.args_names.insert(n.id.to_string());
+                    self.facts.args_names.insert(n.id.as_str().to_string());
                 }
                 Expr::Tuple(tu) => {
                     if let Some(Expr::Name(n)) = tu.elts.first() {
-                        self.facts.args_names.insert(n.id.to_string());
+                        self.facts.args_names.insert(n.id.as_str().to_string());
                     }
                 }
                 _ => {}
@@ -482,7 +482,7 @@ impl<'a> Visitor<'a> for Calls<'_, '_, 'a> {
         }
         self.depth += 1;
         match e {
-            Expr::Name(n) => *self.pass.facts.uses.entry(n.id.to_string()).or_default() += 1,
+            Expr::Name(n) => *self.pass.facts.uses.entry(n.id.as_str().to_string()).or_default() += 1,
             Expr::Call(c) => {
                 let facts = &mut *self.pass.facts;
                 let last = last_name(&c.func).map(|(n, _)| n);
@@ -511,7 +511,7 @@ impl<'a> Visitor<'a> for Calls<'_, '_, 'a> {
                         }
                         for k in c.arguments.keywords.iter() {
                             if let Some(arg) = &k.arg {
-                                facts.env.push((arg.id.to_string(), span(arg), &k.value));
+                                facts.env.push((arg.id.as_str().to_string(), span(arg), &k.value));
                             }
                         }
                     }
@@ -653,7 +653,7 @@ impl Builder<'_, '_> {
             };
             if let Expr::Name(n) = target {
                 entries.push(Entry {
-                    key: n.id.to_string(),
+                    key: n.id.as_str().to_string(),
                     key_span: span(n),
                     value: self.node(value, 0),
                 });
@@ -737,7 +737,7 @@ impl Builder<'_, '_> {
         for k in c.arguments.keywords.iter() {
             if let Some(arg) = &k.arg {
                 entries.push(Entry {
-                    key: arg.id.to_string(),
+                    key: arg.id.as_str().to_string(),
                     key_span: span(arg),
                     value: self.node(&k.value, depth + 1),
                 });
