@@ -231,11 +231,12 @@ pub fn lint_source(
         text: original.clone(),
         applied: Vec::new(),
         broke: None,
+        passed_over: false,
     };
     let mut would_fix = WouldFix::default();
     let (mut diagnostics, dialect) = match mode {
         FixMode::Apply(min) => {
-            outcome = fix_to_fixpoint(&original, format, path, settings, min);
+            outcome = fix_to_fixpoint(&original, format, path, settings, min, None);
             lint_text(&outcome.text, format, path, settings)
         }
         FixMode::Off => {
@@ -248,16 +249,19 @@ pub fn lint_source(
                     })
                 })
             };
-            let count = |min| {
-                fix_to_fixpoint(&original, format, path, settings, min)
-                    .applied
-                    .len()
-            };
+            let run = |min| fix_to_fixpoint(&original, format, path, settings, min, Some(&linted.0));
+            // A safe run that met no unsafe fix in any pass is the unsafe run too.
+            let mut unsafe_differs = true;
             if has(Applicability::Safe) {
-                would_fix.safe = count(Applicability::Safe);
+                let safe = run(Applicability::Safe);
+                would_fix.safe = safe.applied.len();
+                if !safe.passed_over {
+                    would_fix.unsafe_too = would_fix.safe;
+                    unsafe_differs = false;
+                }
             }
-            if has(Applicability::Unsafe) {
-                would_fix.unsafe_too = count(Applicability::Unsafe);
+            if unsafe_differs && has(Applicability::Unsafe) {
+                would_fix.unsafe_too = run(Applicability::Unsafe).applied.len();
             }
             linted
         }
@@ -296,20 +300,37 @@ struct FixOutcome {
     applied: Vec<String>,
     /// Set when a pass broke parsing: the text is then the original, and nothing is applied.
     broke: Option<String>,
+    /// Some pass had a fix below the applicability asked for (an unsafe one in a safe run).
+    passed_over: bool,
 }
 
 /// Applies the fixes at or above `min`, re-linting after each pass, until nothing changes.
+/// `first` is the original text's findings when the caller has them (its lint is not redone).
 fn fix_to_fixpoint(
     original: &str,
     format: Format,
     path: &Path,
     settings: &FileSettings,
     min: Applicability,
+    mut first: Option<&[Diagnostic]>,
 ) -> FixOutcome {
     let mut current = original.to_string();
     let mut applied = Vec::new();
+    let mut passed_over = false;
     for _ in 0..MAX_FIX_PASSES {
-        let (diags, _) = lint_text(&current, format, path, settings);
+        let linted;
+        let diags: &[Diagnostic] = match first.take() {
+            Some(d) => d,
+            None => {
+                linted = lint_text(&current, format, path, settings).0;
+                &linted
+            }
+        };
+        passed_over |= diags.iter().any(|d| {
+            d.fix.as_ref().is_some_and(|f| {
+                f.applicability < min && f.applicability != Applicability::DisplayOnly
+            })
+        });
         let fixes: Vec<(&str, &Fix)> = diags
             .iter()
             .filter_map(|d| d.fix.as_ref().map(|f| (d.rule.code, f)))
@@ -330,6 +351,7 @@ fn fix_to_fixpoint(
                 text: original.to_string(),
                 applied: Vec::new(),
                 broke: Some(e.message),
+                passed_over,
             };
         }
         applied.extend(
@@ -343,6 +365,7 @@ fn fix_to_fixpoint(
         text: current,
         applied,
         broke: None,
+        passed_over,
     }
 }
 
