@@ -663,8 +663,19 @@ pub fn line_start_of(text: &str, offset: usize) -> usize {
 
 impl LineIndex {
     pub fn new(text: &str) -> LineIndex {
-        let mut line_starts = vec![0];
-        line_starts.extend(self::line_starts(text));
+        let b = text.as_bytes();
+        let mut line_starts = Vec::with_capacity(b.len() / 32 + 1);
+        line_starts.push(0);
+        for (i, &c) in b.iter().enumerate() {
+            if c == b'\n' || (c == b'\r' && b.get(i + 1) != Some(&b'\n')) {
+                line_starts.push(i + 1);
+            }
+        }
+        // Most configs are ASCII throughout: one check for the whole text.
+        if text.is_ascii() {
+            let ascii = vec![true; line_starts.len()];
+            return LineIndex { line_starts, ascii };
+        }
         let ascii = line_starts
             .iter()
             .enumerate()
