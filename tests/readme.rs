@@ -53,8 +53,8 @@ fn readme_tables_are_current() {
         &targets,
     );
     // The latest `bench/run.sh` table, as it wrote bench/RESULTS.md.
-    let bench = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/bench/RESULTS.md"))
-        .unwrap();
+    let bench =
+        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/bench/RESULTS.md")).unwrap();
     let table = bench
         .split_once('\n')
         .map_or(bench.as_str(), |(_, rest)| rest.trim_start());

@@ -108,7 +108,10 @@ impl<'a> Bindings<'a> {
                 }
                 Stmt::AnnAssign(a) => match (&*a.target, &a.value) {
                     (Expr::Name(n), Some(v)) => {
-                        self.bound.entry(n.id.as_str().to_string()).or_default().push(v);
+                        self.bound
+                            .entry(n.id.as_str().to_string())
+                            .or_default()
+                            .push(v);
                     }
                     (_, None) => {}
                     (other, Some(_)) => self.target(other),
@@ -175,7 +178,8 @@ impl<'a> Bindings<'a> {
                 }
                 Stmt::Global(ast::StmtGlobal { names, .. })
                 | Stmt::Nonlocal(ast::StmtNonlocal { names, .. }) => {
-                    self.rebound.extend(names.iter().map(|n| n.id.as_str().to_string()));
+                    self.rebound
+                        .extend(names.iter().map(|n| n.id.as_str().to_string()));
                 }
                 _ => {}
             }
@@ -482,7 +486,14 @@ impl<'a> Visitor<'a> for Calls<'_, '_, 'a> {
         }
         self.depth += 1;
         match e {
-            Expr::Name(n) => *self.pass.facts.uses.entry(n.id.as_str().to_string()).or_default() += 1,
+            Expr::Name(n) => {
+                *self
+                    .pass
+                    .facts
+                    .uses
+                    .entry(n.id.as_str().to_string())
+                    .or_default() += 1
+            }
             Expr::Call(c) => {
                 let facts = &mut *self.pass.facts;
                 let last = last_name(&c.func).map(|(n, _)| n);
@@ -511,7 +522,9 @@ impl<'a> Visitor<'a> for Calls<'_, '_, 'a> {
                         }
                         for k in c.arguments.keywords.iter() {
                             if let Some(arg) = &k.arg {
-                                facts.env.push((arg.id.as_str().to_string(), span(arg), &k.value));
+                                facts
+                                    .env
+                                    .push((arg.id.as_str().to_string(), span(arg), &k.value));
                             }
                         }
                     }
