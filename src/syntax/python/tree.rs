@@ -17,10 +17,36 @@ fn span(r: &impl Ranged) -> Span {
 
 /// The callee as written (`torch.utils.data.DataLoader`), when it is a dotted name.
 fn callee(func: &Expr) -> Option<String> {
+    let mut out = String::new();
+    push_callee(func, &mut out).then_some(out)
+}
+
+/// Whether `func` is a dotted name (what [`callee`] names).
+fn is_dotted(func: &Expr) -> bool {
     match func {
-        Expr::Name(n) => Some(n.id.as_str().to_string()),
-        Expr::Attribute(a) => Some(format!("{}.{}", callee(&a.value)?, a.attr.id)),
-        _ => None,
+        Expr::Name(_) => true,
+        Expr::Attribute(a) => is_dotted(&a.value),
+        _ => false,
+    }
+}
+
+/// Appends the dotted name to `out` (one allocation for the whole name); false when `func` is
+/// no dotted name.
+fn push_callee(func: &Expr, out: &mut String) -> bool {
+    match func {
+        Expr::Name(n) => {
+            out.push_str(n.id.as_str());
+            true
+        }
+        Expr::Attribute(a) => {
+            if !push_callee(&a.value, out) {
+                return false;
+            }
+            out.push('.');
+            out.push_str(a.attr.id.as_str());
+            true
+        }
+        _ => false,
     }
 }
 
@@ -299,7 +325,9 @@ impl<'a> FirstPass<'_, 'a> {
                     k.arg.as_ref().is_some_and(|a| a.id.as_str() == "name")
                         && str_lit(&k.value).is_some()
                 });
-                if named && callee(&c.func).is_some_and(|n| n != "dict") {
+                if named && !matches!(&*c.func, Expr::Name(n) if n.id.as_str() == "dict")
+                    && is_dotted(&c.func)
+                {
                     self.facts.named.push(c);
                     let mut inner = Inner(&mut self.facts.inside_named);
                     inner.visit_arguments(&c.arguments);
