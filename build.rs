@@ -37,9 +37,20 @@ fn convert_dir(from: &Path, to: &Path) {
         if path.ends_with("rules/models.toml") {
             table = bases::with_bases(table);
         }
+        let stem = path
+            .file_stem()
+            .and_then(|s| s.to_str())
+            .expect("a UTF-8 file name");
+        // A dialect's settings apart: start-up reads only what detection needs.
+        if path.parent().is_some_and(|p| p.ends_with("dialects")) {
+            let settings = table
+                .remove("settings")
+                .unwrap_or_else(|| toml::Value::Table(Default::default()));
+            let json = serde_json::to_string(&settings).expect("TOML values serialize as JSON");
+            std::fs::write(to.join(format!("{stem}.settings.json")), json)
+                .expect("OUT_DIR is writable");
+        }
         let json = serde_json::to_string(&table).expect("TOML values serialize as JSON");
-        let mut dest = to.join(name);
-        dest.set_extension("json");
-        std::fs::write(&dest, json).expect("OUT_DIR is writable");
+        std::fs::write(to.join(format!("{stem}.json")), json).expect("OUT_DIR is writable");
     }
 }

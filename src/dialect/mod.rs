@@ -21,19 +21,21 @@ pub use spec::{
 use crate::syntax::{Format, Node};
 
 /// Each built-in dialect: its file's name, its TOML (the source, kept for the test that the
-/// two read the same) and the JSON build.rs converts it to (what start-up parses).
+/// two read the same), and the JSON build.rs converts it to (what start-up parses), its
+/// settings apart (read when the dialect is first used).
 macro_rules! builtin_dialects {
     ($($name:literal),* $(,)?) => {
         &[$((
             concat!($name, ".toml"),
             include_str!(concat!("../../rules/dialects/", $name, ".toml")),
             include_str!(concat!(env!("OUT_DIR"), "/rules/dialects/", $name, ".json")),
+            include_str!(concat!(env!("OUT_DIR"), "/rules/dialects/", $name, ".settings.json")),
         )),*]
     };
 }
 
 /// The dialects compiled into the binary, most specific first (ties go to the earlier one).
-const BUILTIN: &[(&str, &str, &str)] = builtin_dialects![
+const BUILTIN: &[(&str, &str, &str, &str)] = builtin_dialects![
     "openpi",
     "lerobot",
     "lerobot-hydra",
@@ -103,8 +105,11 @@ pub fn builtin() -> Vec<Dialect> {
     BUILTIN
         .iter()
         // Compiled-in files are checked by a unit test; a failure is a build bug.
-        .map(|(f, _, json)| {
-            serde_json::from_str(json).unwrap_or_else(|e| panic!("built-in dialect {f}: {e}"))
+        .map(|(f, _, json, settings)| {
+            let mut d: Dialect =
+                serde_json::from_str(json).unwrap_or_else(|e| panic!("built-in dialect {f}: {e}"));
+            d.settings = spec::Settings::lazy(settings);
+            d
         })
         .collect()
 }
@@ -386,13 +391,13 @@ mod tests {
         let all = builtin();
         assert_eq!(all.len(), BUILTIN.len());
         // The JSON start-up reads is the TOML, and passes the checks a TOML dialect gets.
-        for ((file, toml, _), from_json) in BUILTIN.iter().zip(&all) {
+        for ((file, toml, _, _), from_json) in BUILTIN.iter().zip(&all) {
             let from_toml = parse_dialect(file, toml).unwrap();
             assert_eq!(format!("{from_toml:?}"), format!("{from_json:?}"), "{file}");
         }
         for d in &all {
             assert!(!d.detect.is_empty(), "{}", d.name);
-            for (c, spec) in &d.settings {
+            for (c, spec) in d.settings.iter() {
                 assert!(!spec.from.is_empty(), "{} {c:?}", d.name);
             }
         }

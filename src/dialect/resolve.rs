@@ -13,7 +13,7 @@ pub fn resolve(dialect: &Dialect, root: &Node) -> TrainingSetup {
         architecture: architecture(dialect, root),
     };
     let mut fractions = Vec::new();
-    for (&concept, spec) in &dialect.settings {
+    for (&concept, spec) in dialect.settings.iter() {
         if let Some(unless) = &spec.unless {
             if condition_holds(dialect.loader, root, unless) != Some(false) {
                 continue;

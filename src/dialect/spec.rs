@@ -28,7 +28,7 @@ pub struct Dialect {
     pub detect: Vec<Signature>,
     /// Where each canonical setting lives.
     #[serde(default)]
-    pub settings: BTreeMap<Concept, SettingSpec>,
+    pub settings: Settings,
     /// Framework behaviour the rules need and data of this shape can say.
     #[serde(default)]
     pub semantics: Semantics,
@@ -58,6 +58,63 @@ pub struct Dialect {
     /// The key that names one setup among several in a file (openpi's `TrainConfig(name=...)`),
     /// quoted in messages so a finding says which setup it is about.
     pub setup_name: Option<String>,
+}
+
+/// A dialect's `[settings.*]` tables. A built-in dialect's are read from their JSON when first
+/// used: every file needs every dialect's signatures, but only the detected dialect's settings.
+#[derive(Clone, Default)]
+pub struct Settings {
+    parsed: std::sync::OnceLock<BTreeMap<Concept, SettingSpec>>,
+    /// The built-in dialect's `settings` table as JSON (build.rs writes it apart).
+    json: Option<&'static str>,
+}
+
+impl Settings {
+    /// Settings read from `json` on first use; the unit test of the built-in dialects reads
+    /// every one, so a failure here is a build bug.
+    pub fn lazy(json: &'static str) -> Settings {
+        Settings {
+            parsed: std::sync::OnceLock::new(),
+            json: Some(json),
+        }
+    }
+}
+
+impl std::ops::Deref for Settings {
+    type Target = BTreeMap<Concept, SettingSpec>;
+
+    fn deref(&self) -> &Self::Target {
+        self.parsed.get_or_init(|| match self.json {
+            Some(json) => serde_json::from_str(json)
+                .unwrap_or_else(|e| panic!("a built-in dialect's settings: {e}")),
+            None => BTreeMap::new(),
+        })
+    }
+}
+
+impl std::fmt::Debug for Settings {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        std::fmt::Debug::fmt(&**self, f)
+    }
+}
+
+impl From<BTreeMap<Concept, SettingSpec>> for Settings {
+    fn from(map: BTreeMap<Concept, SettingSpec>) -> Settings {
+        Settings {
+            parsed: map.into(),
+            json: None,
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for Settings {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let map = BTreeMap::<Concept, SettingSpec>::deserialize(d)?;
+        Ok(Settings {
+            parsed: map.into(),
+            json: None,
+        })
+    }
 }
 
 /// A key whose value may be the path of a JSON or YAML file holding the mapping the key takes

@@ -55,7 +55,7 @@ fn launchers() -> &'static [Known] {
                     formats: vec![Format::Shell],
                     load: Default::default(),
                     detect: Vec::new(),
-                    settings: l.settings,
+                    settings: l.settings.into(),
                     semantics: Default::default(),
                     not_training: Vec::new(),
                     mount: Vec::new(),

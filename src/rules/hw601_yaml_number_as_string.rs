@@ -54,7 +54,7 @@ pub(crate) fn check(ctx: &Context) -> Vec<Violation> {
     // Keys of integer settings: an integral float written there is fixed to the integer.
     let mut ints: Vec<String> = Vec::new();
     if load.converts == Some(false) {
-        for (concept, spec) in &ctx.dialect.settings {
+        for (concept, spec) in ctx.dialect.settings.iter() {
             let keys = spec.from.iter().map(|s| s.key.clone());
             match concept.value_type() {
                 ValueType::Int if *concept != Concept::Model => {

@@ -325,7 +325,8 @@ impl<'a> FirstPass<'_, 'a> {
                     k.arg.as_ref().is_some_and(|a| a.id.as_str() == "name")
                         && str_lit(&k.value).is_some()
                 });
-                if named && !matches!(&*c.func, Expr::Name(n) if n.id.as_str() == "dict")
+                if named
+                    && !matches!(&*c.func, Expr::Name(n) if n.id.as_str() == "dict")
                     && is_dotted(&c.func)
                 {
                     self.facts.named.push(c);
