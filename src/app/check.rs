@@ -181,6 +181,8 @@ struct Out {
     /// Standard output was closed (`hwlint | head`): nothing more is written.
     closed: bool,
     path: Option<PathBuf>,
+    /// A terminal reads along: each file's report is flushed as it comes.
+    interactive: bool,
 }
 
 impl Out {
@@ -197,6 +199,7 @@ impl Out {
             sink,
             closed: false,
             path: path.map(Path::to_path_buf),
+            interactive: path.is_none() && std::io::IsTerminal::is_terminal(&std::io::stdout()),
         })
     }
 
@@ -205,7 +208,11 @@ impl Out {
             return Ok(());
         }
         let r = self.sink.write_all(text.as_bytes());
-        self.result(r)
+        self.result(r)?;
+        if self.interactive {
+            self.flush()?;
+        }
+        Ok(())
     }
 
     fn flush(&mut self) -> Result<(), Report> {
