@@ -271,8 +271,11 @@ pub fn plan_for(i: &Inputs) -> Result<Planned, Gap> {
     let fsdp_mixed = s.dialect == "torchtitan"
         && s.str(Concept::Fsdp).is_some_and(|(f, _)| f != "none")
         && s.str(Concept::WeightDtype).is_none_or(|(w, _)| w == "fp32");
-    let module_16bit =
-        deepspeed || fsdp_mixed || s.bool(Concept::MasterWeights).is_some_and(|(b, _)| b);
+    let cast_by_framework = s.bool(Concept::MasterWeights).is_some_and(|(b, _)| b);
+    if cast_by_framework {
+        used.push(("16-bit module with fp32 masters", Concept::MasterWeights));
+    }
+    let module_16bit = deepspeed || fsdp_mixed || cast_by_framework;
     let compute = match s
         .str(Concept::Precision)
         .or_else(|| linked.and_then(|l| l.str(Concept::Precision)))
