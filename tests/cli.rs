@@ -362,7 +362,7 @@ fn a_bounded_option_fires_hw101_only_when_its_least_does_not_fit() {
     let (code, out) = stdout(hwlint(d.path()).arg("b16.toml").args(args));
     assert_eq!(code, 1);
     assert!(
-        out.contains("even at the least of activation checkpointing `memory_budget`"),
+        out.contains("with each option hwlint bounds at its lower end (activation checkpointing `memory_budget`"),
         "{out}"
     );
 }

@@ -60,27 +60,31 @@ pub(crate) fn check(ctx: &Context) -> Vec<Violation> {
     }
     let plan = &e.plan;
     let usable = e.verdict.usable_bytes;
+    // What the figure already grants: each bound is written "X: between LOW and HIGH".
     let mut least = Vec::new();
     if m.sharding_unknown {
         least.push("with the model states sharded across any number of GPUs".to_string());
     }
     if !m.bounded.is_empty() {
-        least.push(format!("at the least of {}", m.bounded.join("; ")));
+        least.push(format!(
+            "with each option hwlint bounds at its lower end ({})",
+            m.bounded.join("; ")
+        ));
     }
     let mut message = format!(
-        "one step of {} at {} ({}) needs ~{} GiB{} ({}) > {} GiB usable on {}",
+        "one step of {} at {} ({}) needs ~{} GiB ({}) > {} GiB usable on {}{}",
         plan.model,
         batch_phrase(plan),
         plan.precision_label(),
         gib(e.verdict.need_bytes),
-        if least.is_empty() {
-            String::new()
-        } else {
-            format!(" even {}", least.join(", and "))
-        },
         largest_terms(&e.estimate),
         gib(usable),
         gpu_named(ctx),
+        if least.is_empty() {
+            String::new()
+        } else {
+            format!(", even counted {}", least.join(" and "))
+        },
     );
     if plan.checkpointing == Checkpointing::None {
         let with = need_with(plan, plan.batch, Checkpointing::Full);
