@@ -766,3 +766,21 @@ fn a_gpu_name_is_not_a_gpu_count() {
         ds
     );
 }
+
+/// Across files too: HW901 names the same unknown model once per run, in the first file in
+/// path order, as the report streams.
+#[test]
+fn unknown_model_is_noted_once_per_run() {
+    let d = tempfile::tempdir().unwrap();
+    for name in ["a.yaml", "b.yaml", "c.yaml"] {
+        write(
+            d.path(),
+            name,
+            "model_name_or_path: our-org/internal-7b\nper_device_train_batch_size: 4\nmax_steps: 100\n",
+        );
+    }
+    let (_, out) = stdout(hwlint(d.path()).args([".", "--output-format", "concise"]));
+    let hw901: Vec<&str> = out.lines().filter(|l| l.contains("HW901")).collect();
+    assert_eq!(hw901.len(), 1, "{out}");
+    assert!(hw901[0].starts_with("a.yaml:"), "{out}");
+}

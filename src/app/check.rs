@@ -258,7 +258,7 @@ where
         signals::install();
     }
     let mut out = Out::new(args.output_file.as_deref())?;
-    let mut seen_hw901 = HashSet::new();
+    let mut once = OncePerModel::default();
     let mut written = HashSet::new();
     let mut counts = report::Counts::default();
     let mut statistics = report::Statistics::default();
@@ -267,16 +267,13 @@ where
         .then(|| report::Sarif::new(files.first().map(PathBuf::as_path)));
     let mut fixes_shown = String::new();
     let mut failed = false;
-    // The target of the first file, and whether another file has another one.
-    let mut target: Option<crate::hardware::Target> = None;
-    let mut targets_vary = false;
+    let mut targets = Targets::default();
     stream::in_order(
         files,
         |p| lint(p).map_err(Report::new),
         |r| {
             let mut r = r;
-            r.diagnostics
-                .retain(|d| d.rule.code != "HW901" || seen_hw901.insert(d.message.clone()));
+            once.keep_first(&mut r);
             failed |= r.internal_error;
             if args.verbose {
                 super::emit_err(&verbose(std::slice::from_ref(&r)));
@@ -295,12 +292,7 @@ where
                     r = unfixed(&r);
                 }
             }
-            if let Some(t) = r.settings.as_ref().map(|s| &s.target) {
-                match &target {
-                    None => target = Some(t.clone()),
-                    Some(first) => targets_vary |= first != t,
-                }
-            }
+            targets.add(&r);
             let one = std::slice::from_ref(&r);
             counts.add(report::counts(one));
             if args.statistics {
@@ -331,17 +323,7 @@ where
     }
     out.write(&fixes_shown)?;
     if !args.quiet && (is_human(format) || args.statistics) {
-        let target = match (&target, targets_vary) {
-            (_, true) => "varies per file (hwlint.toml per-path)".to_string(),
-            (Some(t), false) => target_label(t),
-            (None, false) => target_label(
-                &configs
-                    .config_for(Path::new("./x"))?
-                    .for_file(Path::new("./x"), configs.overrides())?
-                    .target,
-            ),
-        };
-        let line = report::summary_of(counts, &target, args.unsafe_fixes, false);
+        let line = report::summary_of(counts, &targets.text(configs)?, args.unsafe_fixes, false);
         if args.output_file.is_some() {
             out.flush()?;
             super::emit_err(&format!("{line}\n"));
@@ -550,12 +532,23 @@ fn check_stdin(
 
 /// HW901 says the same thing for every file that names the same unknown model: keep the first.
 fn once_per_model(mut results: Vec<FileResult>) -> Vec<FileResult> {
-    let mut seen = std::collections::HashSet::new();
+    let mut once = OncePerModel::default();
     for r in &mut results {
-        r.diagnostics
-            .retain(|d| d.rule.code != "HW901" || seen.insert(d.message.clone()));
+        once.keep_first(r);
     }
     results
+}
+
+/// The HW901 messages already reported in a run, file by file in path order.
+#[derive(Default)]
+struct OncePerModel(HashSet<String>);
+
+impl OncePerModel {
+    /// Drops from `r` each HW901 an earlier file already reported.
+    fn keep_first(&mut self, r: &mut FileResult) {
+        r.diagnostics
+            .retain(|d| d.rule.code != "HW901" || self.0.insert(d.message.clone()));
+    }
 }
 
 /// `--verbose`: for each file, the config file that applied, the target, the dialect and the
@@ -615,23 +608,48 @@ fn verbose(results: &[FileResult]) -> String {
 
 /// The target named in the summary line: the one every file used, or a note that they differ.
 fn target_text(results: &[FileResult], configs: &ConfigResolver) -> Result<String, Report> {
-    let mut targets = results
-        .iter()
-        .filter_map(|r| r.settings.as_ref())
-        .map(|s| &s.target);
-    let first = match targets.next() {
-        Some(t) => t.clone(),
-        None => {
-            configs
-                .config_for(Path::new("./x"))?
-                .for_file(Path::new("./x"), configs.overrides())?
-                .target
-        }
-    };
-    if targets.any(|t| *t != first) {
-        return Ok("varies per file (hwlint.toml per-path)".into());
+    let mut targets = Targets::default();
+    for r in results {
+        targets.add(r);
     }
-    Ok(target_label(&first))
+    targets.text(configs)
+}
+
+/// The targets the files of a run were checked against, taken file by file: the first, and
+/// whether another file had another one.
+#[derive(Default)]
+struct Targets {
+    first: Option<crate::hardware::Target>,
+    vary: bool,
+}
+
+impl Targets {
+    fn add(&mut self, r: &FileResult) {
+        let Some(t) = r.settings.as_ref().map(|s| &s.target) else {
+            return;
+        };
+        match &self.first {
+            None => self.first = Some(t.clone()),
+            Some(first) => self.vary |= first != t,
+        }
+    }
+
+    /// The summary line's target: the one every file had, the configured one when no file
+    /// was linted, or "varies".
+    fn text(&self, configs: &ConfigResolver) -> Result<String, Report> {
+        if self.vary {
+            return Ok("varies per file (hwlint.toml per-path)".into());
+        }
+        Ok(target_label(&match &self.first {
+            Some(t) => t.clone(),
+            None => {
+                configs
+                    .config_for(Path::new("./x"))?
+                    .for_file(Path::new("./x"), configs.overrides())?
+                    .target
+            }
+        }))
+    }
 }
 
 /// `workstation: rtx-4090 (23.6 GiB), 16 cores, 64 GB RAM (default)`; a bare GPU name is its

@@ -97,8 +97,7 @@ pub fn resolve(dialect: &Dialect, root: &Node) -> TrainingSetup {
 fn architecture(dialect: &Dialect, root: &Node) -> Option<InlineModel> {
     let spec = dialect.architecture.as_ref()?;
     let dashes = spec.dashes_are_underscores;
-    let at_key = spelled(root, &spec.at, dashes)?;
-    let at = root.get_dotted(&at_key)?;
+    let (at_key, at) = spelled(root, &spec.at, dashes)?;
     if spec
         .when
         .iter()
@@ -221,13 +220,14 @@ fn condition_holds(loader: Loader, root: &Node, cond: &Condition) -> Option<bool
 /// The node at a dotted key; with `dashes`, also under the spelling with `-` and `_` swapped
 /// (GPT-NeoX reads `num-layers` as `num_layers`).
 fn lookup<'a>(root: &'a Node, key: &str, dashes: bool) -> Option<&'a Node> {
-    root.get_dotted(&spelled(root, key, dashes)?)
+    spelled(root, key, dashes).map(|(_, node)| node)
 }
 
-/// The spelling of `key` the file uses: as written, or with `-` and `_` swapped under `dashes`.
-fn spelled(root: &Node, key: &str, dashes: bool) -> Option<String> {
-    if root.get_dotted(key).is_some() {
-        return Some(key.to_string());
+/// The node at `key` with the spelling the file uses: as written, or with `-` and `_` swapped
+/// under `dashes`.
+fn spelled<'a>(root: &'a Node, key: &str, dashes: bool) -> Option<(String, &'a Node)> {
+    if let Some(node) = root.get_dotted(key) {
+        return Some((key.to_string(), node));
     }
     if !dashes {
         return None;
@@ -240,7 +240,8 @@ fn spelled(root: &Node, key: &str, dashes: bool) -> Option<String> {
             c => c,
         })
         .collect();
-    root.get_dotted(&swapped).map(|_| swapped)
+    let node = root.get_dotted(&swapped)?;
+    Some((swapped, node))
 }
 
 fn condition_in(loader: Loader, root: &Node, cond: &Condition, dashes: bool) -> Option<bool> {
@@ -481,10 +482,14 @@ mod tests {
     use crate::dialect::parse_dialect;
     use crate::syntax::{parse, Format};
 
+    /// The fields every test dialect has.
+    const HEADER: &str = "name = \"t\"\ntitle = \"Test\"\nformats = [\"yaml\"]\n";
+
+    fn dialect_with(body: &str) -> crate::dialect::Dialect {
+        parse_dialect("t", &format!("{HEADER}{body}")).unwrap()
+    }
+
     const D: &str = r#"
-name = "t"
-title = "Test"
-formats = ["yaml"]
 [[detect]]
 keys = { a = 1 }
 min_score = 1
@@ -515,7 +520,7 @@ absent = ["max_steps"]
 "#;
 
     fn setup(yaml: &str) -> TrainingSetup {
-        let d = parse_dialect("t", D).unwrap();
+        let d = dialect_with(D);
         let doc = parse(yaml, Format::Yaml).unwrap();
         resolve(&d, &doc.roots[0])
     }
@@ -559,12 +564,8 @@ absent = ["max_steps"]
     /// framework treats `-` as `_`, and picks its family by a key.
     #[test]
     fn architecture_keys_in_either_spelling_and_family_by_a_key() {
-        let d = parse_dialect(
-            "t",
+        let d = dialect_with(
             r#"
-name = "t"
-title = "Test"
-formats = ["yaml"]
 [[detect]]
 keys = { num_layers = 1 }
 min_score = 1
@@ -578,8 +579,7 @@ when = [{ key = "pos_emb", is = ["rotary"] }]
 num_layers = [{ key = "num_layers" }]
 hidden_size = [{ key = "hidden_size" }]
 "#,
-        )
-        .unwrap();
+        );
         let model = |yaml: &str| {
             let doc = parse(yaml, Format::Yaml).unwrap();
             resolve(&d, &doc.roots[0]).architecture
@@ -598,7 +598,10 @@ hidden_size = [{ key = "hidden_size" }]
     fn a_setting_without_sources_is_refused() {
         let err = parse_dialect(
             "t.toml",
-            &D.replace(r#"from = [{ key = "max_steps" }]"#, "from = []"),
+            &format!(
+                "{HEADER}{}",
+                D.replace(r#"from = [{ key = "max_steps" }]"#, "from = []")
+            ),
         )
         .unwrap_err();
         assert!(

@@ -109,11 +109,7 @@ impl From<BTreeMap<Concept, SettingSpec>> for Settings {
 
 impl<'de> Deserialize<'de> for Settings {
     fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        let map = BTreeMap::<Concept, SettingSpec>::deserialize(d)?;
-        Ok(Settings {
-            parsed: map.into(),
-            json: None,
-        })
+        Ok(BTreeMap::<Concept, SettingSpec>::deserialize(d)?.into())
     }
 }
 

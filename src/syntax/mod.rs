@@ -527,15 +527,16 @@ impl Node {
     /// The node at a dotted path of mapping keys (the last entry wins, as most loaders do).
     /// The node at `path`: mapping keys, or a list item's index (`containers`, `0`).
     pub fn get_path(&self, path: &[&str]) -> Option<&Node> {
-        let mut node = self;
-        for seg in path {
-            node = match &node.kind {
-                NodeKind::Map(m) => &m.get_entry(seg)?.value,
-                NodeKind::Seq(items) => items.get(seg.parse::<usize>().ok()?)?,
-                NodeKind::Scalar(_) => return None,
-            };
+        path.iter().try_fold(self, |node, seg| node.child(seg))
+    }
+
+    /// One step down: a mapping's value at `seg`, or a list's item at the index `seg`.
+    fn child(&self, seg: &str) -> Option<&Node> {
+        match &self.kind {
+            NodeKind::Map(m) => Some(&m.get_entry(seg)?.value),
+            NodeKind::Seq(items) => items.get(seg.parse::<usize>().ok()?),
+            NodeKind::Scalar(_) => None,
         }
-        Some(node)
     }
 
     /// The node at a dialect's dotted key (`trainer.devices`, `containers.0`); a key with a
@@ -544,15 +545,9 @@ impl Node {
         if dotted.contains('"') {
             return self.get_path(&crate::dialect::key_path(dotted));
         }
-        let mut node = self;
-        for seg in dotted.split('.') {
-            node = match &node.kind {
-                NodeKind::Map(m) => &m.get_entry(seg)?.value,
-                NodeKind::Seq(items) => items.get(seg.parse::<usize>().ok()?)?,
-                NodeKind::Scalar(_) => return None,
-            };
-        }
-        Some(node)
+        dotted
+            .split('.')
+            .try_fold(self, |node, seg| node.child(seg))
     }
 
     /// The entry (key and value) at a path.
