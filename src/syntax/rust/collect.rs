@@ -41,6 +41,8 @@ pub(super) struct Collect<'t> {
     backend: Option<(Node, bool)>,
     /// Field names the builders read through `config.x`, to tell which struct is the config.
     used_fields: Vec<String>,
+    /// Chain links walked, to show a test that reading a chain is linear in its length.
+    links_walked: usize,
 }
 
 /// Builder types whose chains the tree keeps, and the key they are kept under.
@@ -56,6 +58,11 @@ fn builder_kind(root: &str) -> Option<&'static str> {
 
 impl<'t> Collect<'t> {
     pub(super) fn read(file: &syn::File, text: &'t str) -> Node {
+        Self::read_counting(file, text).0
+    }
+
+    /// [`Collect::read`], and how many chain links it walked.
+    pub(super) fn read_counting(file: &syn::File, text: &'t str) -> (Node, usize) {
         let mut c = Collect {
             text,
             structs_only: true,
@@ -64,7 +71,8 @@ impl<'t> Collect<'t> {
         c.visit_file(file);
         c.structs_only = false;
         c.visit_file(file);
-        c.root()
+        let walked = c.links_walked;
+        (c.root(), walked)
     }
 
     fn source(&self, s: &Span) -> &str {
@@ -175,10 +183,14 @@ impl<'t> Collect<'t> {
 
     /// A chain `Root::new(..).a(x).b(y)` (or a bare `Root::new(..)`): its root type, the `new`
     /// call and the method calls, inner first.
-    fn chain(e: &syn::Expr) -> Option<(String, &syn::ExprCall, Vec<&syn::ExprMethodCall>)> {
+    fn chain<'e>(
+        &mut self,
+        e: &'e syn::Expr,
+    ) -> Option<(String, &'e syn::ExprCall, Vec<&'e syn::ExprMethodCall>)> {
         let mut calls = Vec::new();
         let mut cur = e;
         loop {
+            self.links_walked += 1;
             match cur {
                 syn::Expr::MethodCall(m) => {
                     calls.push(m);
@@ -217,7 +229,7 @@ impl<'t> Collect<'t> {
         {
             return;
         }
-        let Some((root, new_call, calls)) = Self::chain(e) else {
+        let Some((root, new_call, calls)) = self.chain(e) else {
             return;
         };
         if let Some(i) = self.configs.iter().position(|c| c.name == root) {
@@ -467,10 +479,30 @@ impl<'ast> Visit<'ast> for Collect<'_> {
         if self.structs_only {
             return;
         }
-        if matches!(e, syn::Expr::MethodCall(_) | syn::Expr::Call(_)) {
-            self.read_chain(e);
+        if !matches!(e, syn::Expr::MethodCall(_) | syn::Expr::Call(_)) {
+            syn::visit::visit_expr(self, e);
+            return;
         }
-        syn::visit::visit_expr(self, e);
+        // A chain is read once, from its top: its links share its root, so a link is a chain
+        // the reader takes only if it takes the whole. Then each link's arguments are visited
+        // in a loop: syn's visitor would recurse once per link and offer every link as a chain
+        // of its own, each read to its root again (quadratic in the chain's length).
+        self.read_chain(e);
+        let mut link = e;
+        while let syn::Expr::MethodCall(m) = link {
+            self.links_walked += 1;
+            for a in &m.attrs {
+                self.visit_attribute(a);
+            }
+            if let Some(t) = &m.turbofish {
+                self.visit_angle_bracketed_generic_arguments(t);
+            }
+            for arg in &m.args {
+                self.visit_expr(arg);
+            }
+            link = &m.receiver;
+        }
+        syn::visit::visit_expr(self, link);
     }
 
     fn visit_type_path(&mut self, p: &'ast syn::TypePath) {

@@ -41,6 +41,7 @@
 
 mod collect;
 mod lex;
+mod nesting;
 #[cfg(test)]
 mod tests;
 
@@ -48,15 +49,25 @@ use super::{Document, Format, Map, MapStyle, Node, ParseError, ScalarKind, Span,
 use crate::fix::Edit;
 use crate::syntax::edit::NewValue;
 
-/// syn recurses; this thread stack holds `MAX_DEPTH` levels with room to spare.
+/// syn recurses; this thread stack holds what [`nesting::LIMIT`] lets through several times
+/// over (it is reserved, not used, until syn goes deep).
 const STACK_BYTES: usize = 64 << 20;
 
 /// Parses Rust source into the tree described in the module documentation.
 pub fn parse(text: &str) -> Result<Document, ParseError> {
-    // syn recurses once or more per bracket level: refuse absurd nesting before it runs.
-    if let Some(at) = lex::too_deep(text, MAX_DEPTH) {
-        return Err(ParseError::too_deep(at));
-    }
+    // syn's `parse_file` drops a shebang line and counts spans from what follows; blanked
+    // here instead, the spans stay offsets into `text`.
+    let shebang = lex::shebang_len(text);
+    let masked;
+    let text = if shebang > 0 {
+        masked = format!("{}{}", " ".repeat(shebang), &text[shebang..]);
+        masked.as_str()
+    } else {
+        text
+    };
+    // syn recurses on nesting, and a stack overflow cannot be caught: refuse what would
+    // overflow before it runs.
+    nesting::check(text, MAX_DEPTH)?;
     std::thread::scope(|scope| {
         let worker = std::thread::Builder::new()
             .name("hwlint-syn".into())

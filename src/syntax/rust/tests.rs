@@ -299,17 +299,226 @@ fn syntax_errors_carry_syn_s_span_and_message() {
     let deep = format!("fn f() {{ {} }}", "[".repeat(MAX_DEPTH + 5));
     let e = parse(&deep).unwrap_err();
     assert_eq!(e.span.start, "fn f() { ".len() + MAX_DEPTH - 1);
+    assert!(
+        e.message.contains("brackets open more than 256"),
+        "{}",
+        e.message
+    );
+}
+
+/// Shapes that nest syn's parser, visitor or drop without brackets (each repeated `n` times),
+/// and some with them. Before the nesting guard counted these, each aborted the process with a
+/// stack overflow at a size well under the file limit.
+fn nested_shapes(n: usize) -> Vec<(&'static str, String)> {
+    let r = |s: &str| s.repeat(n);
+    vec![
+        ("generics", format!("type T = {}u8{};", r("Vec<"), r(">"))),
+        (
+            "generics with commas",
+            format!("type T = {}u8{};", r("A<x, "), r(">")),
+        ),
+        ("turbofish", format!("type T = {}u8{};", r("a::<"), r(">"))),
+        (
+            "qualified self",
+            format!("type T = {}u8{};", r("<"), r(" as X>::Y")),
+        ),
+        ("not", format!("fn f() {{ let x = {}x; }}", r("!"))),
+        ("negation", format!("fn f() {{ let x = {}x; }}", r("-"))),
+        ("deref", format!("fn f() {{ let x = {}x; }}", r("*"))),
+        ("borrow", format!("fn f() {{ let x = {}x; }}", r("&"))),
+        ("closures", format!("fn f() {{ let x = {}1; }}", r("|| "))),
+        (
+            "closures with params",
+            format!("fn f() {{ let x = {}1; }}", r("|a, b| ")),
+        ),
+        (
+            "move closures",
+            format!("fn f() {{ let x = {}1; }}", r("move || ")),
+        ),
+        ("return", format!("fn f() {{ {}1; }}", r("return "))),
+        (
+            "break",
+            format!("fn f() {{ loop {{ {}1; }} }}", r("break ")),
+        ),
+        ("reference types", format!("type T = {}u8;", r("&"))),
+        ("pointer types", format!("type T = {}u8;", r("*const "))),
+        (
+            "impl Fn",
+            format!("fn f() -> {}u8 {{ }}", r("impl Fn() -> ")),
+        ),
+        ("fn pointers", format!("type T = {}u8;", r("fn() -> "))),
+        (
+            "dyn Fn",
+            format!("type T = {}u8{};", r("Box<dyn Fn() -> "), r(">")),
+        ),
+        ("assignment", format!("fn f() {{ {}1; }}", r("a = "))),
+        (
+            "compound assignment",
+            format!("fn f() {{ {}1; }}", r("a += ")),
+        ),
+        (
+            "assignment through blocks",
+            format!("fn f() {{ a {}; }}", r("= {x} ")),
+        ),
+        (
+            "else if",
+            format!("fn f() {{ if a {{}} {} }}", r("else if a {} ")),
+        ),
+        (
+            "let chains",
+            format!("fn f() {{ if {}1 {{}} }}", r("let a = ")),
+        ),
+        ("sum", format!("fn f() {{ let x = 1{}; }}", r(" + 1"))),
+        (
+            "method chain",
+            format!("fn f() {{ let x = Foo::new(b){}; }}", r(".bar(0)")),
+        ),
+        ("fields", format!("fn f() {{ let x = a{}; }}", r(".b"))),
+        (
+            "tuple fields",
+            format!("fn f() {{ let x = a{}; }}", r(".0")),
+        ),
+        ("try", format!("fn f() {{ let x = a{}; }}", r("?"))),
+        ("casts", format!("fn f() {{ let x = a{}; }}", r(" as u8"))),
+        ("indexing", format!("fn f() {{ let x = a{}; }}", r("[0]"))),
+        ("calls", format!("fn f() {{ let x = a{}; }}", r("()"))),
+        ("await", format!("fn f() {{ let x = a{}; }}", r(".await"))),
+        (
+            "reference patterns",
+            format!("fn f() {{ let {}x = 1; }}", r("&")),
+        ),
+        ("bindings", format!("fn f() {{ let {}x = 1; }}", r("a @ "))),
+        (
+            "box patterns",
+            format!("fn f() {{ let {}x = 1; }}", r("box ")),
+        ),
+        (
+            "parentheses",
+            format!("fn f() {{ let x = {}1{}; }}", r("("), r(")")),
+        ),
+        (
+            "blocks",
+            format!("fn f() {{ let x = {}1{}; }}", r("{ "), r(" }")),
+        ),
+        (
+            "if blocks",
+            format!("fn f() {{ {}1 {} }}", r("if a { "), r("}")),
+        ),
+        (
+            "unsafe blocks",
+            format!("fn f() {{ {}1{} }}", r("unsafe { "), r(" }")),
+        ),
+        ("modules", format!("{}{}", r("mod a { "), r("}"))),
+        (
+            "array types",
+            format!("type T = {}u8{};", r("["), r("; 1]")),
+        ),
+        (
+            "mixed",
+            format!("fn f() {{ let x = {}x; }}", r("!&-*|| Vec::<")),
+        ),
+    ]
+}
+
+/// The largest repetition of `shape` the guard lets through: aimed at from the cost of two
+/// sizes, then bisected where brackets (or an uneven cost) stop it first.
+fn largest_accepted(shape: impl Fn(usize) -> String) -> usize {
+    let ok = |n: usize| nesting::check(&shape(n), MAX_DEPTH).is_ok();
+    let (p1, p2) = (nesting::peak(&shape(100)), nesting::peak(&shape(200)));
+    let slope = (p2.saturating_sub(p1) / 100).max(1) as usize;
+    let aim = 100 + (nesting::LIMIT.saturating_sub(p1) as usize) / slope;
+    let (mut lo, mut hi) = (0usize, aim + 2);
+    if ok(hi) {
+        lo = hi;
+        hi *= 2;
+        assert!(!ok(hi), "never refused: {}", &shape(1));
+    }
+    while hi - lo > 1 {
+        let mid = (lo + hi) / 2;
+        if ok(mid) {
+            lo = mid;
+        } else {
+            hi = mid;
+        }
+    }
+    lo
 }
 
 #[test]
-fn many_files_on_one_thread_do_not_grow() {
-    // Each parse runs on its own thread and clears span-locations' table; a leak would show as
-    // a slowdown, not a failure, so this only checks repeated parses stay correct.
-    for i in 0..50 {
-        let text =
-            format!("#[derive(Config)] struct C {{ #[config(default = {i})] batch_size: usize }}");
-        let d = parse(&text).unwrap();
-        let n = d.roots[0].get_path(&["config", "batch_size"]).unwrap();
-        assert_eq!(&text[n.span.clone()], i.to_string());
+fn every_nesting_the_guard_lets_through_parses_without_overflowing() {
+    // What the guard accepts, syn gets: at the largest accepted size of each shape the parse,
+    // the walk of its tree and its drop must all return (an overflow aborts this test binary).
+    // One past it, the file is refused with a message at the token that goes too deep.
+    for (name, _) in nested_shapes(1) {
+        let shape = |n: usize| {
+            nested_shapes(n)
+                .into_iter()
+                .find(|(k, _)| *k == name)
+                .map(|(_, t)| t)
+                .unwrap()
+        };
+        let n = largest_accepted(shape);
+        assert!(n >= 200, "{name}: refused at {n}, too early for real code");
+        let _ = parse(&shape(n));
+        let e = parse(&shape(n + 1)).unwrap_err();
+        assert!(
+            e.message.starts_with("nested too deeply"),
+            "{name}: {}",
+            e.message
+        );
+        assert!(e.span.start > 0, "{name}");
     }
+}
+
+#[test]
+fn a_shebang_line_keeps_spans_in_place() {
+    // syn drops a shebang line and counts spans from after it; the tree's spans are offsets
+    // into the whole file. A `"` in the line must not hide brackets from the guard either.
+    let text = "#!/usr/bin/env rust-script \"\n#[derive(Config)]\nstruct C {\n    #[config(default = 64)]\n    batch_size: usize,\n}\n";
+    let d = parse(text).unwrap();
+    let n = d.roots[0].get_path(&["config", "batch_size"]).unwrap();
+    assert_eq!(&text[n.span.clone()], "64");
+    let deep = format!("#!/bin/x \"\nfn f() {{ {} }}", "(".repeat(MAX_DEPTH + 1));
+    assert!(parse(&deep).unwrap_err().message.contains("brackets"));
+    // `#![...]` is an inner attribute, not a shebang.
+    let inner = "#![allow(unused)]\n#[derive(Config)]\nstruct C { #[config(default = 8)] batch_size: usize }\n";
+    let n = parse(inner).unwrap().roots[0]
+        .get_path(&["config", "batch_size"])
+        .unwrap()
+        .span
+        .clone();
+    assert_eq!(&inner[n], "8");
+}
+
+#[test]
+fn a_long_builder_chain_is_read_in_one_pass() {
+    // Each link used to be offered as a chain of its own and read back to its root: 10,000
+    // links took 42 s. Now the chain is read once from its top and its links walked once more
+    // for their arguments; its last call wins.
+    let n = 4000;
+    let text = format!(
+        "fn train() {{ let loader_train = DataLoaderBuilder::new(b){}.build(ds); }}",
+        ".num_workers(0)".repeat(n - 1) + ".num_workers(3)"
+    );
+    let (root, walked) = std::thread::scope(|s| {
+        std::thread::Builder::new()
+            .stack_size(STACK_BYTES)
+            .spawn_scoped(s, || {
+                let file = syn::parse_file(&text).unwrap();
+                collect::Collect::read_counting(&file, &text)
+            })
+            .unwrap()
+            .join()
+            .unwrap()
+    });
+    assert!(
+        walked <= 3 * (n + 2),
+        "{walked} links walked for a chain of {n}"
+    );
+    let m = root.get_path(&["DataLoaderBuilder"]).unwrap();
+    assert_eq!(m.as_map().unwrap().entries.len(), n);
+    let last = root
+        .get_path(&["DataLoaderBuilder", "num_workers"])
+        .unwrap();
+    assert_eq!(&text[last.span.clone()], "3");
 }
