@@ -45,6 +45,7 @@
 //! framework's own code they are its defaults, which the dialect data states.
 
 mod edit;
+mod nesting;
 mod tree;
 
 use ruff_python_ast::visitor::source_order::{SourceOrderVisitor, TraversalSignal};
@@ -57,9 +58,8 @@ pub use edit::{insert_argument, replace_literal};
 
 /// Parses Python source into the tree described in the module documentation.
 pub fn parse(text: &str) -> Result<Document, ParseError> {
-    if let Some(at) = nested_too_deep(text) {
-        return Err(ParseError::too_deep(at));
-    }
+    // Deep nesting costs the parser memory by the level: refuse it before the parser runs.
+    nesting::check(text)?;
     let parsed =
         ruff_python_parser::parse_unchecked_source(text, ruff_python_ast::PySourceType::Python);
     if let Some(at) = tree_too_deep(parsed.syntax()) {
@@ -116,44 +116,6 @@ fn tree_too_deep(module: &ast::ModModule) -> Option<usize> {
     let mut v = Depth { depth: 0, at: None };
     v.visit_body(&module.body);
     v.at
-}
-
-/// Where brackets nest deeper than [`MAX_DEPTH`] (the parser and every walk of its tree
-/// recurse), looking past strings and comments roughly: a false alarm needs hundreds of open
-/// brackets in a string.
-fn nested_too_deep(text: &str) -> Option<usize> {
-    let mut depth = 0usize;
-    let mut quote: Option<u8> = None;
-    let mut comment = false;
-    let b = text.as_bytes();
-    let mut i = 0;
-    while i < b.len() {
-        let c = b[i];
-        if comment {
-            comment = c != b'\n';
-        } else if let Some(q) = quote {
-            if c == b'\\' {
-                i += 1;
-            } else if c == q || c == b'\n' {
-                quote = None;
-            }
-        } else {
-            match c {
-                b'#' => comment = true,
-                b'"' | b'\'' => quote = Some(c),
-                b'(' | b'[' | b'{' => {
-                    depth += 1;
-                    if depth > MAX_DEPTH {
-                        return Some(i);
-                    }
-                }
-                b')' | b']' | b'}' => depth = depth.saturating_sub(1),
-                _ => {}
-            }
-        }
-        i += 1;
-    }
-    None
 }
 
 #[cfg(test)]
