@@ -656,7 +656,11 @@ mod tests {
     }
 
     proptest! {
-        #![proptest_config(ProptestConfig::with_cases(1000))]
+        #![proptest_config(ProptestConfig {
+            cases: 1000,
+            failure_persistence: None,
+            ..ProptestConfig::default()
+        })]
 
         /// On valid Python the check sees exactly the nesting of brackets, f-strings and
         /// fields that ruff's own lexer gives the parser.
@@ -711,6 +715,23 @@ mod tests {
             }
         }
         assert!(seen >= 10, "{seen} Python fixtures");
+    }
+
+    #[test]
+    fn broken_f_strings_read_as_ruff_s_lexer_reads_them() {
+        // Inputs where an earlier scan saw less than ruff's lexer: a number's letters, a line
+        // ending an f-string (its level stays open: no end token), `\N{` before a field or a
+        // line end, a stray bracket ending a field, a quote ending a spec.
+        for text in [
+            "1f'{(",
+            "f'\n{{((",
+            "f'\\N{\n(",
+            "f'\\N{{(",
+            "rf'\\N{\"\")\n:f'{",
+            "f\"{:\"\"\"[\\N{",
+        ] {
+            assert!(our_deepest(text) >= ruff_deepest(text), "{text:?}");
+        }
     }
 
     #[test]
