@@ -580,7 +580,7 @@ pub fn runs_in_text<'a>(
 /// [`launch::hydra_run`]).
 fn hydra_run<'a>(
     doc: &syntax::Document,
-    text: &str,
+    text: &'a str,
     path: &Path,
     dialects: &'a [Dialect],
 ) -> Option<Run<'a>> {
@@ -591,8 +591,8 @@ fn hydra_run<'a>(
 }
 
 /// Runs `f` on what the rules see of one run (its setup, the DeepSpeed JSON it names, the
-/// target), for `check` and [`run_memories`] alike. `lines` is the file's line index; a run with
-/// merged sources has its own text, so its own index.
+/// target), for `check` and [`run_memories`] alike. `lines` is the line index of the file's
+/// own text, which is the run's text (merged sources' texts lie apart).
 fn with_context<T>(
     run: &Run<'_>,
     index: usize,
@@ -603,18 +603,13 @@ fn with_context<T>(
     f: impl FnOnce(&Context) -> T,
 ) -> T {
     let linked = dialect::linked_deepspeed(&run.setup, path, &settings.dialects);
-    let run_lines = std::cell::OnceCell::new();
     let ctx = Context {
         linked: linked.as_ref(),
         setup: &run.setup,
         dialect: run.dialect,
         target: &settings.target,
         text: &run.text,
-        lines: if run.merged.is_empty() {
-            lines
-        } else {
-            &run_lines
-        },
+        lines,
         doc,
         root: &run.root,
         front: &doc.roots[index],
@@ -729,10 +724,7 @@ fn settle(run: &Run, found: Vec<Diagnostic>, settings: &FileSettings) -> Vec<Dia
     let alone: Vec<Vec<Diagnostic>> = run
         .merged
         .iter()
-        .map(|m| {
-            let own = run.text.get(m.start..m.start + m.len).unwrap_or("");
-            lint_text(own, m.format, &m.path, settings).0
-        })
+        .map(|m| lint_text(run.source_text(m), m.format, &m.path, settings).0)
         .collect();
     NESTED.with(|n| n.set(was));
     let mut out = Vec::new();
@@ -760,7 +752,7 @@ fn settle(run: &Run, found: Vec<Diagnostic>, settings: &FileSettings) -> Vec<Dia
         if said_alone {
             continue;
         }
-        let own = run.text.get(m.start..m.start + m.len).unwrap_or("");
+        let own = run.source_text(m);
         let (line, _) = syntax::LineIndex::new(own).position(own, local.start);
         d.message = format!(
             "{} (from {} in {}:{line})",

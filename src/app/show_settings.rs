@@ -214,7 +214,7 @@ fn written_at(r: &FileResult, run: &crate::launch::Run, at: usize) -> (String, u
             r.lines().position(&r.text, at).0,
         ),
         Some(m) => {
-            let text = &run.text[m.start..m.start + m.len];
+            let text = run.source_text(m);
             let at = (at - m.start).min(text.len());
             (
                 shown_path(&m.path).display().to_string(),

@@ -25,8 +25,9 @@ const MAX_HOPS: usize = 8;
 /// Config-root candidates read while deciding whether a file is a group option.
 const MAX_PRIMARIES: usize = 64;
 
-/// A config composed from its defaults list: the tree, the file's text followed by each
-/// composed file's text, and where each one's text lies in it.
+/// A config composed from its defaults list: the tree, each composed file's text (after a
+/// line break each, lying for spans right after the file's own text), and where each one's
+/// text lies.
 pub struct Composed {
     pub root: Node,
     pub text: String,
@@ -47,6 +48,8 @@ struct Place {
 }
 
 struct State<'n> {
+    /// The length of the file's own text: the composed texts lie after it.
+    own_len: usize,
     text: String,
     /// A group option composed inside its primary config: its group, its own (unshifted)
     /// root and its package, read where the primary's defaults list chooses that group.
@@ -73,7 +76,8 @@ pub fn compose(root: &Node, text: &str, path: &Path) -> Option<Composed> {
     };
     let abs = std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf());
     let mut st = State {
-        text: text.to_string(),
+        own_len: text.len(),
+        text: String::new(),
         select: None,
         overrides: Vec::new(),
         merged: Vec::new(),
@@ -486,7 +490,7 @@ fn read_option(
     }
     let root = found.doc.roots.first()?;
     st.files += 1;
-    let start = st.text.len() + 1;
+    let start = st.own_len + st.text.len() + 1;
     st.text.push('\n');
     st.text.push_str(&found.text);
     let name = file
@@ -642,10 +646,13 @@ mod tests {
         p
     }
 
+    /// The composition, its text preceded by the file's own so that every span slices it.
     fn composed(path: &Path) -> Composed {
         let text = std::fs::read_to_string(path).unwrap();
         let doc = parse(&text, Format::Yaml).unwrap();
-        compose(&doc.roots[0], &text, path).expect("composes")
+        let mut c = compose(&doc.roots[0], &text, path).expect("composes");
+        c.text = format!("{text}{}", c.text);
+        c
     }
 
     fn value<'a>(c: &'a Composed, path: &[&str]) -> &'a str {

@@ -20,7 +20,8 @@ pub fn run<'a>(
     path: &Path,
     text: &'a str,
 ) -> Result<Run<'a>, Cow<'a, Node>> {
-    let mut texts = String::from(text);
+    // The bases' texts, lying (for spans) after the file's own.
+    let mut texts = String::new();
     let mut merged = Vec::new();
     let top = std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf());
     let mut seen = vec![top.clone()];
@@ -34,6 +35,7 @@ pub fn run<'a>(
         key,
         path,
         None,
+        text.len(),
         &mut texts,
         &mut merged,
         &mut seen,
@@ -52,6 +54,7 @@ pub fn run<'a>(
             root: view,
             own_len: text.len(),
             text: Cow::Borrowed(text),
+            merged_text: texts,
             merged,
             composed: false,
             cycles,
@@ -63,7 +66,8 @@ pub fn run<'a>(
         setup: dialect::resolve(dialect, &root),
         root: Cow::Owned(root),
         own_len: text.len(),
-        text: Cow::Owned(texts),
+        text: Cow::Borrowed(text),
+        merged_text: texts,
         merged,
         composed: false,
         cycles,
@@ -105,6 +109,7 @@ fn bases_of(
     key: &str,
     from: &Path,
     named_at: Option<&Span>,
+    own_len: usize,
     texts: &mut String,
     merged: &mut Vec<Merged>,
     seen: &mut Vec<PathBuf>,
@@ -152,7 +157,7 @@ fn bases_of(
         };
         let view = dialect::view(dialect, root, found.doc.format)
             .map_or_else(|| root.clone(), Cow::into_owned);
-        let start = texts.len() + 1;
+        let start = own_len + texts.len() + 1;
         texts.push('\n');
         texts.push_str(&found.text);
         merged.push(Merged {
@@ -172,6 +177,7 @@ fn bases_of(
             key,
             &file,
             Some(&at),
+            own_len,
             texts,
             merged,
             seen,

@@ -2,9 +2,10 @@
 //! config file it names (`--config_path`), over the setup its first argument names (openpi's
 //! `scripts/train.py pi0_libero`), or over the argparse defaults of the script it runs; the
 //! launcher's own flags (`torchrun --nproc_per_node`) say how many processes run. Every setting
-//! keeps the span that set it: the merged sources' texts follow the launch file's own text in
-//! one [`Run::text`], so a span past [`Run::own_len`] is in another file, which
-//! [`Run::source_at`] names.
+//! keeps the span that set it: the merged sources' texts follow the launch file's own text
+//! ([`Run::text`]) in [`Run::merged_text`], as if appended to it, so a span past
+//! [`Run::own_len`] is in another file, which [`Run::source_at`] names. The file's own text is
+//! never copied: a script whose many lines name one config holds one copy of each.
 
 mod hydra;
 mod inherit;
@@ -42,8 +43,11 @@ pub struct Run<'a> {
     pub dialect: &'a Dialect,
     pub root: Cow<'a, Node>,
     pub setup: TrainingSetup,
-    /// The file's own text, then each merged source's text (each after a line break).
+    /// The file's own text.
     pub text: Cow<'a, str>,
+    /// Each merged source's text, each after a line break, lying (for spans) right after the
+    /// file's own text: a span `s` past [`Run::own_len`] is `s - own_len` here.
+    pub merged_text: String,
     /// The length of the file's own text: spans at or past it are in [`Run::merged`].
     pub own_len: usize,
     pub merged: Vec<Merged>,
@@ -66,15 +70,30 @@ impl Run<'_> {
         }
     }
 
-    /// Where the next merged source's text starts in [`Run::text`].
+    /// Where the next merged source's text starts, as a span counts it.
     fn next_start(&self) -> usize {
-        self.text.len() + 1
+        self.own_len + self.merged_text.len() + 1
+    }
+
+    /// The text a span covers, in the file's own text or in one merged source's.
+    pub fn slice(&self, span: std::ops::Range<usize>) -> Option<&str> {
+        if span.end <= self.own_len {
+            return self.text.get(span);
+        }
+        let from = span.start.checked_sub(self.own_len)?;
+        self.merged_text.get(from..span.end - self.own_len)
+    }
+
+    /// A merged source's own text.
+    pub fn source_text(&self, m: &Merged) -> &str {
+        self.slice(m.start..m.start + m.len).unwrap_or("")
     }
 
     /// Appends `found`'s text (at [`Run::next_start`]) as a merged source named at `named_at`.
     fn push_merged(&mut self, found: &sources::Found, named_at: crate::syntax::Span, what: String) {
         let start = self.next_start();
-        self.text = Cow::Owned(format!("{}\n{}", self.text, found.text));
+        self.merged_text.push('\n');
+        self.merged_text.push_str(&found.text);
         self.merged.push(Merged {
             path: found.path.clone(),
             format: found.doc.format,
@@ -103,7 +122,7 @@ impl Run<'_> {
 pub fn hydra_run<'a>(
     dialects: &'a [Dialect],
     root: &Node,
-    text: &str,
+    text: &'a str,
     path: &Path,
 ) -> Option<Run<'a>> {
     let composed = hydra::compose(root, text, path)?;
@@ -117,7 +136,8 @@ pub fn hydra_run<'a>(
         setup: dialect::resolve(dialect, &view),
         root: Cow::Owned(view),
         own_len: text.len(),
-        text: Cow::Owned(composed.text),
+        text: Cow::Borrowed(text),
+        merged_text: composed.text,
         merged: composed.merged,
         composed: true,
         cycles: composed.cycles,
@@ -139,6 +159,7 @@ pub fn assemble<'a>(
         setup: dialect::resolve(dialect, &view),
         root: view,
         text: Cow::Borrowed(text),
+        merged_text: String::new(),
         own_len: text.len(),
         merged: Vec::new(),
         composed: false,
@@ -184,7 +205,8 @@ pub fn assemble<'a>(
                 dialect,
                 setup: dialect::resolve(dialect, &merged_root),
                 root: Cow::Owned(merged_root),
-                text: Cow::Owned(format!("{text}\n{}", found.text)),
+                text: Cow::Borrowed(text),
+                merged_text: format!("\n{}", found.text),
                 own_len: text.len(),
                 merged: vec![merged],
                 composed: false,
@@ -357,7 +379,7 @@ pub fn script_run<'a>(
     dialects: &'a [Dialect],
     front_root: &Node,
     path: &Path,
-    text: &str,
+    text: &'a str,
 ) -> Option<Run<'a>> {
     let script_node = front_root.get_path(&["script"])?;
     let written = &script_node.as_scalar()?.text;
@@ -397,7 +419,8 @@ pub fn script_run<'a>(
         dialect,
         setup,
         root: Cow::Owned(root),
-        text: Cow::Owned(format!("{text}\n{}", found.text)),
+        text: Cow::Borrowed(text),
+        merged_text: format!("\n{}", found.text),
         own_len: text.len(),
         merged: vec![Merged {
             path: found.path.clone(),
@@ -468,7 +491,7 @@ mod tests {
             panic!("{set:?}")
         };
         assert!(value_span.end <= run.own_len);
-        assert_eq!(&run.text[value_span.clone()], "8");
+        assert_eq!(run.slice(value_span.clone()), Some("8"));
         // The config set the workers: its span is past the launch text, in the config's.
         let (w, set) = run.setup.int(Concept::NumWorkers).unwrap();
         assert_eq!(w, 0);
@@ -477,7 +500,7 @@ mod tests {
         };
         let m = run.source_at(value_span.start).unwrap();
         assert!(m.path.ends_with("cfg.yaml"));
-        assert_eq!(&run.text[value_span.clone()], "0");
+        assert_eq!(run.slice(value_span.clone()), Some("0"));
         assert_eq!(&text[m.named_at.clone()], "cfg.yaml");
     }
 

@@ -265,7 +265,7 @@ impl Context<'_> {
     /// makes, as one insertion at the same point.
     fn insert_after(&self, first: &crate::fix::Edit, w: &KeyWrite) -> Option<crate::fix::Edit> {
         let at = first.range.start;
-        let (before, after) = self.text.split_at(at);
+        let (before, after) = self.text.split_at_checked(at)?;
         let text = format!("{before}{}{after}", first.content);
         let doc = crate::syntax::parse(&text, self.doc.format).ok()?;
         let index = self

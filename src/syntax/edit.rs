@@ -31,7 +31,9 @@ impl std::fmt::Display for NewValue {
 /// Replaces a scalar's token, keeping its quote style. `None` when the node must not be
 /// edited in place (an anchor's copy, a block scalar, a custom-tagged scalar, a container).
 pub fn replace_scalar(text: &str, format: Format, node: &Node, value: &NewValue) -> Option<Edit> {
-    if node.shared || node.span.is_empty() {
+    // A node of another file (a merged source's, whose spans lie past this text) is not
+    // edited here.
+    if node.shared || node.span.is_empty() || node.span.end > text.len() {
         return None;
     }
     match format {
@@ -84,6 +86,16 @@ pub fn insert_key(
     let NodeKind::Map(m) = &map.kind else {
         return None;
     };
+    // The layout is read from the mapping's entries: one of another file (a merged source's)
+    // says nothing of this one.
+    let outside = |s: &super::Span| s.end > text.len();
+    if outside(&map.span)
+        || m.entries
+            .iter()
+            .any(|e| outside(&e.key_span) || outside(&e.value.span))
+    {
+        return None;
+    }
     match format {
         Format::Yaml => insert_yaml(text, map, m, path, value),
         Format::Toml => insert_toml(text, map, m, path, value),
