@@ -1,6 +1,8 @@
 //! Trees from several files as one: a merged source's nodes are shifted past the launch file's
 //! text, so every span still says which file (and where in it) a value was written.
 
+use std::collections::HashMap;
+
 use crate::syntax::{Entry, Map, Node, NodeKind};
 
 /// `node` with every span moved `by` bytes on (into the merged text's later part).
@@ -53,28 +55,45 @@ fn overlay_as(base: &Node, over: &Node, over_owns: bool) -> Node {
     {
         return over.clone();
     }
-    let mut entries: Vec<Entry> = b.entries.clone();
+    // Entries in order, a merged one taken out of its place (`None`) and put last; `last`
+    // finds a key's last entry without a scan (a line of 10,000 flags was quadratic).
+    let mut entries: Vec<Option<Entry>> = b.entries.iter().cloned().map(Some).collect();
+    let mut last: HashMap<&str, usize> = HashMap::new();
+    for (i, e) in b.entries.iter().enumerate() {
+        last.insert(&e.key, i);
+    }
     for e in &o.entries {
-        match entries.iter().rposition(|x| x.key == e.key) {
-            Some(i) if entries[i].value.as_map().is_some() && e.value.as_map().is_some() => {
-                let under = entries.remove(i);
+        let under = last
+            .get(e.key.as_str())
+            .copied()
+            .filter(|&i| {
+                entries[i]
+                    .as_ref()
+                    .is_some_and(|x| x.value.as_map().is_some())
+                    && e.value.as_map().is_some()
+            })
+            .and_then(|i| entries[i].take());
+        let entry = match under {
+            Some(under) => {
                 let value = if over_owns {
                     overlay_as(&under.value, &e.value, true)
                 } else {
                     overlay_below(&under.value, &e.value)
                 };
-                entries.push(Entry {
+                Entry {
                     key: e.key.clone(),
                     key_span: e.key_span.clone(),
                     value,
-                });
+                }
             }
-            _ => entries.push(e.clone()),
-        }
+            None => e.clone(),
+        };
+        last.insert(&e.key, entries.len());
+        entries.push(Some(entry));
     }
     Node {
         span: over.span.clone(),
-        kind: NodeKind::Map(Map::new(entries, o.style)),
+        kind: NodeKind::Map(Map::new(entries.into_iter().flatten().collect(), o.style)),
         tag: over.tag.clone(),
         shared: over.shared,
     }
@@ -97,35 +116,49 @@ fn overlay_below(base: &Node, over: &Node) -> Node {
     }
 }
 
-/// Replaces every node tagged `tag` (a value read from a script's argparse default or an
-/// environment variable) by `with`: what a flag or an exported variable gives it instead.
-pub fn substitute(node: &Node, tag: &str, with: &Node) -> Node {
-    if node.tag.as_deref() == Some(tag) {
-        return with.clone();
+/// Replaces every node whose tag `with` names (a value read from a script's argparse default
+/// or an environment variable: `arg:lr`, `env:X`) by what it maps the tag to: what a flag or an
+/// exported variable gives it instead. One walk for all of them; whether any node was replaced.
+pub fn substitute(node: &Node, with: &HashMap<String, &Node>) -> (Node, bool) {
+    if let Some(n) = node.tag.as_deref().and_then(|t| with.get(t)) {
+        return ((*n).clone(), true);
     }
+    let mut replaced = false;
     let kind = match &node.kind {
         NodeKind::Map(m) => NodeKind::Map(Map::new(
             m.entries
                 .iter()
-                .map(|e| Entry {
-                    key: e.key.clone(),
-                    key_span: e.key_span.clone(),
-                    value: substitute(&e.value, tag, with),
+                .map(|e| {
+                    let (value, r) = substitute(&e.value, with);
+                    replaced |= r;
+                    Entry {
+                        key: e.key.clone(),
+                        key_span: e.key_span.clone(),
+                        value,
+                    }
                 })
                 .collect(),
             m.style,
         )),
-        NodeKind::Seq(items) => {
-            NodeKind::Seq(items.iter().map(|i| substitute(i, tag, with)).collect())
-        }
-        NodeKind::Scalar(_) => return node.clone(),
+        NodeKind::Seq(items) => NodeKind::Seq(
+            items
+                .iter()
+                .map(|i| {
+                    let (value, r) = substitute(i, with);
+                    replaced |= r;
+                    value
+                })
+                .collect(),
+        ),
+        NodeKind::Scalar(_) => return (node.clone(), false),
     };
-    Node {
+    let node = Node {
         span: node.span.clone(),
         kind,
         tag: node.tag.clone(),
         shared: node.shared,
-    }
+    };
+    (node, replaced)
 }
 
 #[cfg(test)]

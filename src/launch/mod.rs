@@ -14,6 +14,7 @@ mod merge;
 mod sources;
 
 use std::borrow::Cow;
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
 use crate::dialect::{self, Dialect, Mount, TrainingSetup};
@@ -391,24 +392,20 @@ pub fn script_run<'a>(
     let module = found.doc.roots.first()?;
     let (dialect, view) = dialect::detect(dialects, module, Format::Python, &file)?;
     let start = text.len() + 1;
-    let mut root = merge::shifted(&view, start);
-    let mut replaced = false;
+    // What the line gives each tagged value of the script; the first flag of a name wins, as
+    // when each was substituted in turn.
+    let mut with: HashMap<String, &Node> = HashMap::new();
     if let Some(args) = front_root.get_path(&["args"]) {
         for (dest, node) in flags(args) {
-            let tag = format!("arg:{dest}");
-            let next = merge::substitute(&root, &tag, node);
-            replaced |= next != root;
-            root = next;
+            with.entry(format!("arg:{dest}")).or_insert(node);
         }
     }
     if let Some(env) = front_root.get_path(&["env"]).and_then(|n| n.as_map()) {
         for e in &env.entries {
-            let tag = format!("env:{}", e.key);
-            let next = merge::substitute(&root, &tag, &e.value);
-            replaced |= next != root;
-            root = next;
+            with.entry(format!("env:{}", e.key)).or_insert(&e.value);
         }
     }
+    let (root, replaced) = merge::substitute(&merge::shifted(&view, start), &with);
     // A line that changes nothing in the script adds nothing to what the script's own lint says.
     if !replaced && launchers::program(front_root).is_none_or(|p| p == "python") {
         return None;

@@ -28,15 +28,27 @@ use std::collections::HashMap;
 
 use super::{
     Document, Entry, Format, Map, MapStyle, Node, NodeKind, ParseError, Quote, ScalarKind, Span,
+    MAX_DEPTH,
 };
 use crate::fix::Edit;
 use crate::syntax::edit::NewValue;
 use words::{Command, Piece, Word};
 
-/// Scans a launch script. Never fails: what is not understood is skipped.
+/// The environment entries one script may give its launch lines in all, at least: each launch
+/// line holds every variable exported before it, so N exports before N lines is N^2 entries
+/// (about 300 bytes each). Real scripts stay far below: a 20,000-line sweep with 30 exports is
+/// 600,000 entries in about a megabyte. Past the larger of this and one entry per byte of the
+/// script, the script is refused.
+const ENV_ENTRIES: usize = 100_000;
+
+/// Scans a launch script. What is not understood is skipped; the only failure is a script
+/// whose launch lines would see more environment than [`ENV_ENTRIES`] allows.
 pub fn parse(text: &str) -> Result<Document, ParseError> {
     let cmds = words::commands(text);
     let vars = Variables::of(&cmds);
+    let later = vars.exported_later(&cmds);
+    let budget = ENV_ENTRIES.max(text.len());
+    let mut spent = 0usize;
     let mut roots = Vec::new();
     let mut exported: HashMap<String, Node> = HashMap::new();
     for (i, cmd) in cmds.iter().enumerate() {
@@ -61,11 +73,21 @@ pub fn parse(text: &str) -> Result<Document, ParseError> {
         let Some(launch) = launch_of(rest, &vars) else {
             continue;
         };
-        let mut env = exported.clone();
         // `VAR=v` lines the script exports further down still count when exported before the
         // run starts; a plain one never exported stays the shell's own.
-        for (name, value) in vars.exported_later(&cmds[i..]) {
-            env.entry(name).or_insert(value);
+        let from_later = later.iter().take_while(|(last, _, _)| *last >= i);
+        spent += exported.len() + from_later.clone().count() + prefix.len();
+        if spent > budget {
+            return Err(ParseError {
+                message: format!(
+                    "this script gives its launch lines more than {budget} environment variables in all (each line sees every variable exported before it): more than hwlint reads in one file"
+                ),
+                span: cmd.words.first().map_or(0, |w| w.span.start)..cmd.words.last().map_or(0, |w| w.span.end),
+            });
+        }
+        let mut env = exported.clone();
+        for (_, name, value) in from_later {
+            env.entry(name.clone()).or_insert_with(|| value.clone());
         }
         for w in prefix {
             if let Some((name, value)) = assignment(w, &vars) {
@@ -199,22 +221,29 @@ impl Variables {
         }
     }
 
-    /// Plain `NAME=v` assignments of the script that an `export NAME` later in `cmds` exports.
-    fn exported_later(&self, cmds: &[Command]) -> Vec<(String, Node)> {
-        let mut out = Vec::new();
-        for cmd in cmds {
+    /// Plain `NAME=v` assignments of the script that an `export NAME` exports: the index of
+    /// the last command that exports each, its name and value, the latest first. A launch at
+    /// command `i` sees those whose index is `i` or more (one pass for the whole script: asked
+    /// per launch line from that line on, it was quadratic in the script's length).
+    fn exported_later(&self, cmds: &[Command]) -> Vec<(usize, String, Node)> {
+        let mut last: HashMap<String, usize> = HashMap::new();
+        for (i, cmd) in cmds.iter().enumerate() {
             let (_, rest) = split_assignments(&cmd.words);
             if rest.first().and_then(|w| w.literal()).as_deref() != Some("export") {
                 continue;
             }
             for w in &rest[1..] {
                 if let Some(name) = w.literal().filter(|n| is_name(n)) {
-                    if let Some(v) = self.value_of(&name) {
-                        out.push((name, v));
-                    }
+                    last.insert(name, i);
                 }
             }
         }
+        let mut out: Vec<(usize, String, Node)> = last
+            .into_iter()
+            .filter_map(|(name, i)| Some((i, self.value_of(&name)?, name)))
+            .map(|(i, v, name)| (i, name, v))
+            .collect();
+        out.sort_by(|a, b| b.0.cmp(&a.0).then_with(|| a.1.cmp(&b.1)));
         out
     }
 }
@@ -693,56 +722,86 @@ fn script_args(words: &[Word], vars: &Variables) -> (Vec<Node>, Vec<(String, Spa
 }
 
 /// Flat dotted flags as nested mappings (`policy.type` under `policy`), in order; a later flag
-/// of the same key wins lookups.
+/// of the same key wins lookups. Built in one pass over mutable levels, each with an index of
+/// its sub-mappings, then turned into the tree: rebuilding a mapping per flag was quadratic in
+/// the flags of one line. A key of more than [`MAX_DEPTH`] parts stays one flat key (no
+/// framework reads one; nesting it would pass the tree's depth bound).
 fn nest(flags: Vec<(String, Span, Node)>) -> Vec<Entry> {
-    let mut out: Vec<Entry> = Vec::new();
+    let mut top = Level::default();
     for (key, key_span, value) in flags {
-        insert_nested(
-            &mut out,
-            &key.split('.').collect::<Vec<_>>(),
-            key_span,
-            value,
-        );
+        let parts: Vec<&str> = key.split('.').collect();
+        if parts.len() > MAX_DEPTH {
+            top.entries.push((key, key_span, Slot::Leaf(value)));
+            continue;
+        }
+        top.insert(&parts, key_span, value);
     }
-    out
+    top.into_entries()
 }
 
-fn insert_nested(entries: &mut Vec<Entry>, path: &[&str], key_span: Span, value: Node) {
-    let Some((first, rest)) = path.split_first() else {
-        return;
-    };
-    if rest.is_empty() {
-        entries.push(Entry {
-            key: first.to_string(),
-            key_span,
-            value,
-        });
-        return;
-    }
-    let i = match entries
-        .iter()
-        .rposition(|e| e.key == *first && e.value.as_map().is_some())
-    {
-        Some(i) => i,
-        None => {
-            entries.push(Entry {
-                key: first.to_string(),
-                key_span: key_span.clone(),
-                value: Node {
-                    span: key_span.start..key_span.start,
-                    kind: NodeKind::Map(Map::new(Vec::new(), MapStyle::Implicit)),
-                    tag: None,
-                    shared: false,
-                },
-            });
-            entries.len() - 1
+/// One level of [`nest`] being built.
+#[derive(Default)]
+struct Level {
+    entries: Vec<(String, Span, Slot)>,
+    /// Key -> the position of its last sub-mapping.
+    maps: HashMap<String, usize>,
+}
+
+enum Slot {
+    Leaf(Node),
+    Map(Level),
+}
+
+impl Level {
+    fn insert(&mut self, path: &[&str], key_span: Span, value: Node) {
+        let mut level = self;
+        for (k, part) in path.iter().enumerate() {
+            if k + 1 == path.len() {
+                level
+                    .entries
+                    .push((part.to_string(), key_span, Slot::Leaf(value)));
+                return;
+            }
+            let i = match level.maps.get(*part) {
+                Some(&i) => i,
+                None => {
+                    level.entries.push((
+                        part.to_string(),
+                        key_span.clone(),
+                        Slot::Map(Level::default()),
+                    ));
+                    let i = level.entries.len() - 1;
+                    level.maps.insert(part.to_string(), i);
+                    i
+                }
+            };
+            let Slot::Map(next) = &mut level.entries[i].2 else {
+                return;
+            };
+            level = next;
         }
-    };
-    let node = &mut entries[i].value;
-    if let NodeKind::Map(m) = &node.kind {
-        let mut inner = m.entries.clone();
-        insert_nested(&mut inner, rest, key_span, value);
-        node.kind = NodeKind::Map(Map::new(inner, MapStyle::Implicit));
+    }
+
+    fn into_entries(self) -> Vec<Entry> {
+        self.entries
+            .into_iter()
+            .map(|(key, key_span, slot)| {
+                let value = match slot {
+                    Slot::Leaf(v) => v,
+                    Slot::Map(level) => Node {
+                        span: key_span.start..key_span.start,
+                        kind: NodeKind::Map(Map::new(level.into_entries(), MapStyle::Implicit)),
+                        tag: None,
+                        shared: false,
+                    },
+                };
+                Entry {
+                    key,
+                    key_span,
+                    value,
+                }
+            })
+            .collect()
     }
 }
 

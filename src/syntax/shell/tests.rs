@@ -157,3 +157,52 @@ fn scanning_never_panics() {
         let _ = parse(src);
     }
 }
+
+#[test]
+fn dotted_flags_nest_in_one_pass_with_the_last_of_a_key_winning() {
+    let src = "python t.py --a.b=1 --a=2 --a.c=3 --a.b=4 --x.y.z=5\n";
+    let r = &doc(src).roots[0];
+    assert_eq!(text_at(r, &["args", "x", "y", "z"]), Some("5"));
+    // The mapping `a` and the flag `--a=2` are both kept, in order; a lookup of `a` finds the
+    // flag (the later entry), and the mapping holds every dotted `a.` flag, the last `b` last.
+    let args = r.get_path(&["args"]).unwrap().as_map().unwrap();
+    let keys: Vec<&str> = args.entries.iter().map(|e| e.key.as_str()).collect();
+    assert_eq!(keys, ["a", "a", "x"]);
+    assert_eq!(text_at(r, &["args", "a"]), Some("2"));
+    let a = &args.entries[0].value;
+    assert_eq!(text_at(a, &["b"]), Some("4"));
+    assert_eq!(text_at(a, &["c"]), Some("3"));
+    // A key of more parts than the tree may nest stays one flat key.
+    let deep = format!("a{}", ".a".repeat(MAX_DEPTH + 1));
+    let src = format!("python t.py --{deep}=1\n");
+    let r = &doc(&src).roots[0];
+    assert_eq!(text_at(r, &["args", deep.as_str()]), Some("1"));
+}
+
+#[test]
+fn variables_exported_further_down_reach_the_lines_before() {
+    let src = "A=1\nB=2\npython t.py\nexport A\npython t.py\nexport B\nC=3\n";
+    let d = doc(src);
+    assert_eq!(text_at(&d.roots[0], &["env", "A"]), Some("1"));
+    assert_eq!(text_at(&d.roots[0], &["env", "B"]), Some("2"));
+    assert_eq!(text_at(&d.roots[1], &["env", "B"]), Some("2"));
+    assert_eq!(d.roots[1].get_path(&["env", "C"]), None);
+}
+
+#[test]
+fn a_script_giving_its_lines_quadratic_environment_is_refused() {
+    // Each line sees every export before it: 2,000 exports interleaved with 2,000 lines are
+    // 2,000,000 entries (about 600 MB of tree) for a 64 KB script.
+    let src: String = (0..2000)
+        .map(|i| format!("export V{i}={i}\npython train.py --lr 1\n"))
+        .collect();
+    let e = parse(&src).unwrap_err();
+    assert!(e.message.contains("environment variables"), "{}", e.message);
+    assert!(src[e.span.clone()].starts_with("python train.py"));
+    // A sweep: many lines under a few exports is read.
+    let sweep: String = (0..30)
+        .map(|i| format!("export V{i}={i}\n"))
+        .collect::<String>()
+        + &"python train.py --lr 1\n".repeat(3000);
+    assert_eq!(parse(&sweep).unwrap().roots.len(), 3000);
+}
