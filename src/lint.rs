@@ -204,12 +204,25 @@ fn decode(bytes: Vec<u8>) -> Result<String, String> {
     })
 }
 
+/// Files at least this big are linted one at a time: each may take up to
+/// [`syntax::budget::BUDGET`] to read, and a folder of them on every core at once would take
+/// that many times over.
+const BIG_FILE_BYTES: usize = 4 << 20;
+
+/// Held while a big file is linted.
+static BIG_FILE: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
 /// Lints one file on disk.
 pub fn lint_path(path: &Path, format: Format, settings: FileSettings, mode: FixMode) -> FileResult {
     let raw = match read_text(path, settings.max_file_bytes) {
         Ok(t) => t,
         Err(message) => return unreadable(path, message),
     };
+    let _one_at_a_time = (raw.len() >= BIG_FILE_BYTES).then(|| {
+        BIG_FILE
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    });
     let mut r = lint_source(path, &raw, format, &settings, mode);
     r.settings = Some(settings);
     r

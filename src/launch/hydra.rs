@@ -74,7 +74,7 @@ pub fn compose(root: &Node, text: &str, path: &Path) -> Option<Composed> {
         Some(p) => p,
         None => dotted(&place.group),
     };
-    let abs = std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf());
+    let abs = sources::identity(path);
     let mut st = State {
         own_len: text.len(),
         text: String::new(),
@@ -462,7 +462,7 @@ fn read_option(
     if st.files >= MAX_FILES {
         return None;
     }
-    let abs = std::path::absolute(file).ok()?;
+    let abs = sources::identity(file);
     if let Some(at) = st.stack.iter().position(|p| *p == abs) {
         let name = |p: &PathBuf| {
             p.strip_prefix(&place.root)

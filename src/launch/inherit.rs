@@ -23,7 +23,7 @@ pub fn run<'a>(
     // The bases' texts, lying (for spans) after the file's own.
     let mut texts = String::new();
     let mut merged = Vec::new();
-    let top = std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf());
+    let top = sources::identity(path);
     let mut seen = vec![top.clone()];
     let mut chain = Chain {
         stack: vec![top],
@@ -132,9 +132,7 @@ fn bases_of(
             continue;
         };
         let file = dir.join(&written);
-        let Ok(abs) = std::path::absolute(&file) else {
-            continue;
-        };
+        let abs = sources::identity(&file);
         let at = named_at.cloned().unwrap_or_else(|| item.span.clone());
         // A file that is its own base, directly or through others: the framework's loader
         // recurses into it until it fails; the chain is reported and not followed.

@@ -36,6 +36,27 @@ pub fn named_file(from: &Path, written: &str) -> Option<PathBuf> {
         .find(|c| c.is_file())
 }
 
+/// What a path names, for telling whether two paths name one file (a cycle of bases or
+/// defaults): the file's real path, or where it cannot be resolved, the absolute path with `.`
+/// and `..` worked out (`d1/../a.py` and `a.py` are one file however they are written).
+pub fn identity(path: &Path) -> PathBuf {
+    if let Ok(real) = std::fs::canonicalize(path) {
+        return real;
+    }
+    let abs = std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf());
+    let mut out = PathBuf::new();
+    for c in abs.components() {
+        match c {
+            std::path::Component::CurDir => {}
+            std::path::Component::ParentDir => {
+                out.pop();
+            }
+            other => out.push(other),
+        }
+    }
+    out
+}
+
 /// Reads and parses a file hwlint reads.
 pub fn read(path: &Path) -> Option<Found> {
     let format = Format::from_path(path)?;

@@ -4,6 +4,7 @@
 //! its byte range in the original text, so diagnostics point at the right place and fixes are
 //! byte splices. Nothing here knows what a key means; that is the dialect layer's job.
 
+pub mod budget;
 pub mod comments;
 pub mod edit;
 pub mod json;
@@ -704,6 +705,7 @@ impl LineIndex {
 
 /// Parses `text` in `format`. Never panics; a failure is a [`ParseError`] with a span.
 pub fn parse(text: &str, format: Format) -> Result<Document, ParseError> {
+    budget::check(text, format)?;
     match format {
         Format::Yaml => yaml::parse(text),
         Format::Toml => toml::parse(text),
