@@ -245,12 +245,15 @@ pub fn lint_source(
         applied: Vec::new(),
         broke: None,
         passed_over: false,
+        stuck: Vec::new(),
     };
     let mut would_fix = WouldFix::default();
     let (mut diagnostics, dialect) = match mode {
         FixMode::Apply(min) => {
             outcome = fix_to_fixpoint(&original, format, path, settings, min, None);
-            lint_text(&outcome.text, format, path, settings)
+            let mut linted = lint_text(&outcome.text, format, path, settings);
+            without_stuck_fixes(&mut linted.0, &outcome.stuck);
+            linted
         }
         FixMode::Off => {
             // The text stays the original: its one lint serves both the report and the count.
@@ -266,6 +269,7 @@ pub fn lint_source(
                 |min| fix_to_fixpoint(&original, format, path, settings, min, Some(&linted.0));
             // A safe run that met no unsafe fix in any pass is the unsafe run too.
             let mut unsafe_differs = true;
+            let mut stuck = Vec::new();
             if has(Applicability::Safe) {
                 let safe = run(Applicability::Safe);
                 would_fix.safe = safe.applied.len();
@@ -273,10 +277,15 @@ pub fn lint_source(
                     would_fix.unsafe_too = would_fix.safe;
                     unsafe_differs = false;
                 }
+                stuck.extend(safe.stuck);
             }
             if unsafe_differs && has(Applicability::Unsafe) {
-                would_fix.unsafe_too = run(Applicability::Unsafe).applied.len();
+                let all = run(Applicability::Unsafe);
+                would_fix.unsafe_too = all.applied.len();
+                stuck.extend(all.stuck);
             }
+            let mut linted = linted;
+            without_stuck_fixes(&mut linted.0, &stuck);
             linted
         }
     };
@@ -316,70 +325,172 @@ struct FixOutcome {
     broke: Option<String>,
     /// Some pass had a fix below the applicability asked for (an unsafe one in a safe run).
     passed_over: bool,
+    /// Fixes that were applied and left their own finding in place (the edit landed where
+    /// the file's reader cannot see it): taken back, and never offered again.
+    stuck: Vec<FindingId>,
+}
+
+/// A finding and its fix as a later lint would give them again: rule, message, fix message.
+/// Spans are left out: they move as other fixes change the text.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct FindingId(&'static str, String, String);
+
+impl FindingId {
+    fn of(d: &Diagnostic) -> Option<FindingId> {
+        let f = d.fix.as_ref()?;
+        Some(FindingId(d.rule.code, d.message.clone(), f.message.clone()))
+    }
+}
+
+/// Drops the fixes of findings whose fix did not take: the finding stays, as what `--fix`
+/// cannot do.
+fn without_stuck_fixes(diagnostics: &mut [Diagnostic], stuck: &[FindingId]) {
+    if stuck.is_empty() {
+        return;
+    }
+    for d in diagnostics {
+        if FindingId::of(d).is_some_and(|id| stuck.contains(&id)) {
+            d.fix = None;
+        }
+    }
 }
 
 /// Applies the fixes at or above `min`, re-linting after each pass, until nothing changes.
 /// `first` is the original text's findings when the caller has them (its lint is not redone).
+/// A fix whose finding is still there, word for word, after it was applied did nothing the
+/// reader of the file can see (an edit inside an unterminated quote, say): the pass is redone
+/// without it and it is never applied again. Each redo takes a fix out for good, so the passes
+/// end.
 fn fix_to_fixpoint(
     original: &str,
     format: Format,
     path: &Path,
     settings: &FileSettings,
     min: Applicability,
-    mut first: Option<&[Diagnostic]>,
+    first: Option<&[Diagnostic]>,
 ) -> FixOutcome {
-    let mut current = original.to_string();
-    let mut applied = Vec::new();
-    let mut passed_over = false;
-    for _ in 0..MAX_FIX_PASSES {
+    let lint = |text: &str| lint_text(text, format, path, settings).0;
+    fix_to_fixpoint_with(original, format, min, first, &lint)
+}
+
+/// [`fix_to_fixpoint`] with the lint it runs after each pass.
+fn fix_to_fixpoint_with(
+    original: &str,
+    format: Format,
+    min: Applicability,
+    mut first: Option<&[Diagnostic]>,
+    lint: &dyn Fn(&str) -> Vec<Diagnostic>,
+) -> FixOutcome {
+    let mut out = FixOutcome {
+        text: original.to_string(),
+        applied: Vec::new(),
+        broke: None,
+        passed_over: false,
+        stuck: Vec::new(),
+    };
+    // The last pass, to check that its fixes took.
+    let mut last: Option<Pass> = None;
+    for _ in 0..2 * MAX_FIX_PASSES {
         let linted;
         let diags: &[Diagnostic] = match first.take() {
             Some(d) => d,
             None => {
-                linted = lint_text(&current, format, path, settings).0;
+                linted = lint(&out.text);
                 &linted
             }
         };
-        passed_over |= diags.iter().any(|d| {
+        if let Some(Pass {
+            before,
+            fixes,
+            indices,
+        }) = last.take()
+        {
+            let ids: Vec<FindingId> = diags.iter().filter_map(FindingId::of).collect();
+            let failed: Vec<FindingId> = indices
+                .iter()
+                .map(|&i| fixes[i].0.clone())
+                .filter(|id| ids.contains(id))
+                .collect();
+            if !failed.is_empty() {
+                out.applied.truncate(out.applied.len() - indices.len());
+                out.stuck.extend(failed);
+                out.text = before;
+                // The same pass again, from the same text, without what did not take.
+                let fixes: Vec<(FindingId, Fix)> = fixes
+                    .into_iter()
+                    .filter(|(id, _)| !out.stuck.contains(id))
+                    .collect();
+                match apply_pass(&mut out, fixes, format) {
+                    Some(pass) => last = Some(pass),
+                    None => break,
+                }
+                continue;
+            }
+        }
+        out.passed_over |= diags.iter().any(|d| {
             d.fix.as_ref().is_some_and(|f| {
                 f.applicability < min && f.applicability != Applicability::DisplayOnly
             })
         });
-        let fixes: Vec<(&str, &Fix)> = diags
+        let fixes: Vec<(FindingId, Fix)> = diags
             .iter()
-            .filter_map(|d| d.fix.as_ref().map(|f| (d.rule.code, f)))
-            .filter(|(_, f)| {
-                f.applicability >= min && f.applicability != Applicability::DisplayOnly
+            .filter_map(|d| Some((FindingId::of(d)?, d.fix.clone()?)))
+            .filter(|(id, f)| {
+                f.applicability >= min
+                    && f.applicability != Applicability::DisplayOnly
+                    && !out.stuck.contains(id)
             })
             .collect();
-        if fixes.is_empty() {
-            break;
+        match apply_pass(&mut out, fixes, format) {
+            Some(pass) => last = Some(pass),
+            None => break,
         }
-        let (next, indices) = apply_fixes_indexed(&current, fixes.iter().map(|(_, f)| *f));
-        if indices.is_empty() || next == current {
-            break;
-        }
-        if let Err(e) = syntax::parse(&next, format) {
-            // A fix must never break a file: keep the original and say so.
-            return FixOutcome {
-                text: original.to_string(),
-                applied: Vec::new(),
-                broke: Some(e.message),
-                passed_over,
-            };
-        }
-        applied.extend(
-            indices
-                .iter()
-                .map(|&i| format!("{} {}", fixes[i].0, fixes[i].1.message)),
-        );
-        current = next;
     }
-    FixOutcome {
-        text: current,
-        applied,
-        broke: None,
-        passed_over,
+    if out.broke.is_some() {
+        out.text = original.to_string();
+        out.applied.clear();
+    }
+    out
+}
+
+/// A pass of fixes, for the next lint to check that they took.
+struct Pass {
+    /// The text before it.
+    before: String,
+    fixes: Vec<(FindingId, Fix)>,
+    /// The positions in `fixes` of those applied.
+    indices: Vec<usize>,
+}
+
+/// One pass: applies `fixes` to the outcome's text. `None` when nothing changed, or when the
+/// result does not parse (then `broke` says why and the caller keeps the original).
+fn apply_pass(out: &mut FixOutcome, fixes: Vec<(FindingId, Fix)>, format: Format) -> Option<Pass> {
+    if fixes.is_empty() {
+        return None;
+    }
+    let (next, indices) = apply_fixes_indexed(&out.text, fixes.iter().map(|(_, f)| f));
+    if indices.is_empty() || next == out.text {
+        return None;
+    }
+    if let Err(e) = syntax::parse(&next, format) {
+        // A fix must never break a file.
+        out.broke = Some(e.message);
+        return None;
+    }
+    out.applied
+        .extend(indices.iter().map(|&i| fixes[i].0.label()));
+    let before = std::mem::replace(&mut out.text, next);
+    Some(Pass {
+        before,
+        fixes,
+        indices,
+    })
+}
+
+impl FindingId {
+    /// `HW202 set ...`, as the list of fixes applied says it.
+    fn label(&self) -> String {
+        format!("{} {}", self.0, self.2)
     }
 }
 
@@ -1011,6 +1122,67 @@ mod tests {
         assert!(d.message.contains("index out of range"), "{}", d.message);
         assert!(d.message.contains("Please report"), "{}", d.message);
         assert!(!r.changed());
+    }
+
+    /// A HW201 finding on each line starting `workers:` whose value is over 4, with a fix that
+    /// rewrites the line; `stuck_when` names values whose fix lands where the reader cannot see
+    /// it (the line keeps its value, a comment is added).
+    fn workers_lint(text: &str, stuck_when: &'static str) -> Vec<Diagnostic> {
+        let rule = rules::by_code("HW201").unwrap();
+        let mut out = Vec::new();
+        let mut at = 0;
+        for line in text.split_inclusive('\n') {
+            if let Some(rest) = line.trim_end().strip_prefix("workers: ") {
+                let v = rest.split(" #").next().unwrap_or(rest);
+                if v.parse::<u32>().is_ok_and(|n| n > 4) {
+                    let end = at + "workers: ".len() + v.len();
+                    let edit = if v == stuck_when {
+                        crate::fix::Edit::insert(end, " # 4")
+                    } else {
+                        crate::fix::Edit::replace(end - v.len()..end, "4")
+                    };
+                    out.push(Diagnostic {
+                        rule,
+                        message: format!("workers {v} > 4"),
+                        span: at..end,
+                        fix: Some(Fix {
+                            edits: vec![edit],
+                            applicability: Applicability::Safe,
+                            message: "set workers to 4".into(),
+                        }),
+                    });
+                }
+            }
+            at += line.len();
+        }
+        out
+    }
+
+    #[test]
+    fn a_fix_that_leaves_its_finding_is_taken_back_and_never_applied_again() {
+        let text = "workers: 9\nworkers: 8\n";
+        let lint = |t: &str| workers_lint(t, "9");
+        let out = fix_to_fixpoint_with(text, Format::Yaml, Applicability::Safe, None, &lint);
+        // The fix of `9` did nothing the next lint can see: it is undone, the other kept.
+        assert_eq!(out.text, "workers: 9\nworkers: 4\n");
+        assert_eq!(out.applied, ["HW201 set workers to 4"]);
+        assert_eq!(out.stuck.len(), 1);
+        assert_eq!(out.stuck[0].1, "workers 9 > 4");
+        // Its finding stays, without a fix to offer.
+        let mut found = lint(&out.text);
+        without_stuck_fixes(&mut found, &out.stuck);
+        assert_eq!(found.len(), 1);
+        assert!(found[0].fix.is_none());
+        // Alone, the stuck fix leaves the file as it was.
+        let out = fix_to_fixpoint_with(
+            "workers: 9\n",
+            Format::Yaml,
+            Applicability::Safe,
+            None,
+            &lint,
+        );
+        assert_eq!(out.text, "workers: 9\n");
+        assert!(out.applied.is_empty());
     }
 
     #[test]

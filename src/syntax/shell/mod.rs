@@ -865,6 +865,14 @@ pub fn insert_flag(
     } else {
         format!(" --{key}={}", render(value))
     };
+    // A line that ends inside an unterminated quote, backtick, `$(` or `${` would swallow the
+    // flag: it must read back as a word of its own at the end of the command.
+    let line = format!("{}{flag}", text.get(map.span.start..map.span.end)?);
+    let cmds = words::commands(&line);
+    let last = cmds.last()?.words.last()?;
+    if last.literal().as_deref() != Some(flag.trim_start()) || last.span.end != line.len() {
+        return None;
+    }
     Some(Edit::insert(map.span.end, flag))
 }
 
