@@ -47,6 +47,16 @@ fn command_meant(path: &Path) -> Option<String> {
         .map(|(_, c)| format!("did you mean the command `hwlint {c}`?"))
 }
 
+/// What a walk found.
+#[derive(Debug, Default)]
+pub struct Discovered {
+    /// The files to lint, sorted.
+    pub files: Vec<PathBuf>,
+    /// Files named as hwlint names its temporary files, beside the files to lint: an
+    /// interrupted `--fix` may have left them (see [`crate::fix::leftover`]).
+    pub temporaries: Vec<PathBuf>,
+}
+
 /// The files to lint under `paths`, sorted. Files named explicitly are kept even when
 /// `exclude` covers them unless `force_exclude` (as ruff does), and only if hwlint reads their
 /// format: pre-commit passes every staged file.
@@ -54,8 +64,10 @@ pub fn discover(
     paths: &[PathBuf],
     configs: &ConfigResolver,
     force_exclude: bool,
-) -> Result<Vec<PathBuf>, DiscoverError> {
+) -> Result<Discovered, DiscoverError> {
     let mut out = Vec::new();
+    let mut temporaries = Vec::new();
+    let mut named_dirs = std::collections::BTreeSet::new();
     for p in paths {
         // The link itself counts: a dangling or looping symlink named here is linted, and
         // reported as unreadable (HW902), like any file that cannot be read.
@@ -68,40 +80,80 @@ pub fn discover(
         if !p.is_dir() {
             if Format::from_path(p).is_some() && !(force_exclude && configs.is_excluded(p)?) {
                 out.push(strip_dot(p));
+                named_dirs.insert(p.parent().map(Path::to_path_buf).unwrap_or_default());
             }
             continue;
         }
-        out.extend(walk(p, configs)?);
+        let (files, temps) = walk(p, configs)?;
+        out.extend(files);
+        temporaries.extend(temps);
     }
+    // Files named one by one (pre-commit): their folders are listed for temporaries once each.
+    for dir in named_dirs {
+        let listed = if dir.as_os_str().is_empty() {
+            Path::new(".")
+        } else {
+            dir.as_path()
+        };
+        let Ok(entries) = std::fs::read_dir(listed) else {
+            continue;
+        };
+        for e in entries.flatten() {
+            if crate::fix::is_temporary_name(&e.file_name().to_string_lossy()) {
+                temporaries.push(strip_dot(&dir.join(e.file_name())));
+            }
+        }
+    }
+    temporaries.sort();
+    temporaries.dedup();
     out.sort();
     out.dedup();
     // One folder's walk names each file once (links are not followed): only several paths
     // can name one file twice, and only then is every path resolved.
-    if paths.len() == 1 && paths[0].is_dir() {
-        return Ok(out);
-    }
-    Ok(once_per_file(out))
+    let files = if paths.len() == 1 && paths[0].is_dir() {
+        out
+    } else {
+        once_per_file(out)
+    };
+    Ok(Discovered { files, temporaries })
 }
 
-/// The files hwlint reads under `dir`, walked on every core (unsorted: the caller sorts). A
-/// config error is the one of the first path in order, whichever thread met it first.
-fn walk(dir: &Path, configs: &ConfigResolver) -> Result<Vec<PathBuf>, ConfigError> {
+/// The files hwlint reads under `dir`, walked on every core (unsorted: the caller sorts), and
+/// hwlint's temporary files met on the way. A config error is the one of the first path in
+/// order, whichever thread met it first.
+fn walk(dir: &Path, configs: &ConfigResolver) -> Result<(Vec<PathBuf>, Vec<PathBuf>), ConfigError> {
     let found = std::sync::Mutex::new(Vec::new());
+    let temporaries = std::sync::Mutex::new(Vec::new());
     let errors = std::sync::Mutex::new(Vec::new());
     ignore::WalkBuilder::new(dir)
         .require_git(false)
-        .hidden(true)
+        // Hidden files and folders are skipped as before, but for hwlint's own temporary files,
+        // seen here at no cost since each folder is read anyway.
+        .hidden(false)
+        .filter_entry(|e| {
+            let name = e.file_name().to_string_lossy();
+            e.depth() == 0
+                || !name.starts_with('.')
+                || (e.file_type().is_some_and(|t| t.is_file())
+                    && crate::fix::is_temporary_name(&name))
+        })
         .build_parallel()
         .run(|| {
-            let (found, errors) = (&found, &errors);
+            let (found, temporaries, errors) = (&found, &temporaries, &errors);
             Box::new(move |entry| {
                 let Ok(entry) = entry else {
                     return ignore::WalkState::Continue;
                 };
                 let path = entry.path();
-                if !entry.file_type().is_some_and(|t| t.is_file())
-                    || Format::from_path(path).is_none()
+                let is_file = entry.file_type().is_some_and(|t| t.is_file());
+                if is_file
+                    && entry.depth() > 0
+                    && entry.file_name().to_string_lossy().starts_with('.')
                 {
+                    lock(temporaries).push(strip_dot(path));
+                    return ignore::WalkState::Continue;
+                }
+                if !is_file || Format::from_path(path).is_none() {
                     return ignore::WalkState::Continue;
                 }
                 match configs.is_excluded(path) {
@@ -117,7 +169,10 @@ fn walk(dir: &Path, configs: &ConfigResolver) -> Result<Vec<PathBuf>, ConfigErro
     if let Some((_, e)) = errors.into_iter().next() {
         return Err(e);
     }
-    Ok(found.into_inner().unwrap_or_else(|p| p.into_inner()))
+    Ok((
+        found.into_inner().unwrap_or_else(|p| p.into_inner()),
+        temporaries.into_inner().unwrap_or_else(|p| p.into_inner()),
+    ))
 }
 
 fn lock<T>(m: &std::sync::Mutex<T>) -> std::sync::MutexGuard<'_, T> {

@@ -116,6 +116,8 @@ fn overlaps(a: &Range<usize>, b: &Range<usize>) -> bool {
 pub enum WriteError {
     #[error("{path} changed on disk while hwlint was fixing it; not written")]
     Changed { path: String },
+    #[error("{path} is being fixed by another hwlint run; not written")]
+    Busy { path: String },
     #[error("{path} is read-only; not written (make it writable to let hwlint fix it)")]
     ReadOnly { path: String },
     #[error("{path} has {links} hard links; not written, since replacing it would split them (fix one link by hand, or lint a copy)")]
@@ -171,19 +173,66 @@ pub fn write_destination(path: &Path, roots: &[PathBuf]) -> Result<PathBuf, Writ
 }
 
 /// Writes `content` to `path` through a temporary file in the same folder (write, fsync,
-/// rename), keeping the file's mode and owner, and only if the file still holds `expected`
-/// just before the rename. Refuses read-only files and files with several hard links; never
-/// replaces a symlink (resolve it with [`write_destination`] first). A failure at any step
-/// leaves the original file as it was, and no temporary file behind.
+/// swap), keeping the file's owner and whole mode (setuid, setgid and sticky bits included),
+/// and only if the file still holds `expected`. Refuses read-only files and files with several
+/// hard links; never replaces a symlink (resolve it with [`write_destination`] first). A
+/// failure at any step leaves the original file as it was, and no temporary file behind.
+///
+/// Another writer is seen as far as the platform allows. The file is read through a handle
+/// held to the end, under an advisory lock (another hwlint run waits for nothing: it is told
+/// the file is busy); just before the swap the path must still name that file, unchanged
+/// (inode, size, modification and change times). On Linux the swap is `renameat2` with
+/// `RENAME_EXCHANGE`, which leaves the old file at the temporary name: if it was written or
+/// replaced in between, the swap is undone and the file reported as changed. What remains: a
+/// process that holds the file open across the swap and writes to it after it writes to the
+/// old file, which no rename can keep (an editor's save by rename loses it the same way); and
+/// where the filesystem cannot exchange (some network filesystems), the moment between the
+/// last check and the rename.
 pub fn write_atomic(path: &Path, expected: &[u8], content: &[u8]) -> Result<(), WriteError> {
-    write_atomic_with(path, expected, content, |f, c| f.write_all(c))
+    write_atomic_with(path, expected, content, |f, c| f.write_all(c), || {})
 }
 
+/// What identifies a file's state: a write changes the size or the times, a replacement the
+/// inode.
+#[derive(Debug, PartialEq, Eq)]
+struct Stamp {
+    dev: u64,
+    ino: u64,
+    len: u64,
+    mtime: (i64, i64),
+    ctime: (i64, i64),
+}
+
+impl Stamp {
+    fn of(m: &std::fs::Metadata) -> Stamp {
+        use std::os::unix::fs::MetadataExt;
+        Stamp {
+            dev: m.dev(),
+            ino: m.ino(),
+            len: m.len(),
+            mtime: (m.mtime(), m.mtime_nsec()),
+            ctime: (m.ctime(), m.ctime_nsec()),
+        }
+    }
+}
+
+/// Everything in `f` from its start.
+fn read_from_start(f: &mut std::fs::File) -> std::io::Result<Vec<u8>> {
+    use std::io::{Read, Seek};
+    f.seek(std::io::SeekFrom::Start(0))?;
+    let mut out = Vec::new();
+    f.read_to_end(&mut out)?;
+    Ok(out)
+}
+
+/// [`write_atomic`] with the write of the temporary file and a step just before the swap
+/// given (tests use them to fail a write, or to write to the file in the last moment).
 fn write_atomic_with(
     path: &Path,
     expected: &[u8],
     content: &[u8],
     write: impl FnOnce(&mut std::fs::File, &[u8]) -> std::io::Result<()>,
+    before_swap: impl FnOnce(),
 ) -> Result<(), WriteError> {
     use std::os::unix::fs::MetadataExt;
     let shown = || path.display().to_string();
@@ -208,25 +257,133 @@ fn write_atomic_with(
         .parent()
         .filter(|p| !p.as_os_str().is_empty())
         .unwrap_or(Path::new("."));
-    // Created and registered in one step, so an interruption never misses it.
-    let (mut tmp, _cleanup) =
-        signals::create(|| tempfile::Builder::new().prefix(".hwlint-").tempfile_in(dir))
-            .map_err(io)?;
-    write(tmp.as_file_mut(), content).map_err(io)?;
-    std::fs::set_permissions(tmp.path(), meta.permissions()).map_err(io)?;
-    // Keeps the owner when running as root; an ordinary user can only give a file to themself,
-    // and then the new file is theirs, as an editor's save would make it.
-    let _ = std::os::unix::fs::fchown(tmp.as_file(), Some(meta.uid()), Some(meta.gid()));
-    tmp.as_file().sync_all().map_err(io)?;
-    if std::fs::read(path).map_err(io)? != expected {
+    // The file as it is, held open to the end: the one the swap must take out.
+    let mut original = std::fs::File::open(path).map_err(io)?;
+    match rustix::fs::flock(
+        &original,
+        rustix::fs::FlockOperation::NonBlockingLockExclusive,
+    ) {
+        Ok(()) => {}
+        Err(rustix::io::Errno::WOULDBLOCK) => return Err(WriteError::Busy { path: shown() }),
+        // A filesystem without locks: the checks below still hold.
+        Err(_) => {}
+    }
+    if read_from_start(&mut original).map_err(io)? != expected {
         return Err(WriteError::Changed { path: shown() });
     }
-    tmp.persist(path).map_err(|e| io(e.error))?;
-    // The rename itself is durable once the folder is synced; a failure here loses nothing.
+    let stamp = Stamp::of(&original.metadata().map_err(io)?);
+    // Created and registered in one step, so an interruption never misses it; locked so that
+    // a later run knows it from one in flight.
+    let (mut tmp, _cleanup) = signals::create(|| {
+        tempfile::Builder::new()
+            .prefix(TEMP_PREFIX)
+            .tempfile_in(dir)
+    })
+    .map_err(io)?;
+    let _ = rustix::fs::flock(tmp.as_file(), rustix::fs::FlockOperation::LockExclusive);
+    write(tmp.as_file_mut(), content).map_err(io)?;
+    // The owner first: changing it clears the setuid and setgid bits, which the mode then
+    // sets back. An ordinary user can only give a file to themself, and then the new file is
+    // theirs, as an editor's save would make it.
+    let _ = std::os::unix::fs::fchown(tmp.as_file(), Some(meta.uid()), Some(meta.gid()));
+    tmp.as_file()
+        .set_permissions(std::os::unix::fs::PermissionsExt::from_mode(
+            meta.mode() & 0o7777,
+        ))
+        .map_err(io)?;
+    tmp.as_file().sync_all().map_err(io)?;
+    let now = std::fs::symlink_metadata(path).map_err(io)?;
+    if Stamp::of(&now) != stamp {
+        return Err(WriteError::Changed { path: shown() });
+    }
+    // The last moment another writer can slip into, short of the swap itself.
+    before_swap();
+    if !swap(tmp.path(), path, &stamp, &mut original, expected).map_err(io)? {
+        return Err(WriteError::Changed { path: shown() });
+    }
+    // The old file now lies at the temporary name: dropping the handle removes it.
+    drop(tmp);
+    // The swap itself is durable once the folder is synced; a failure here loses nothing.
     if let Ok(d) = std::fs::File::open(dir) {
         let _ = d.sync_all();
     }
     Ok(())
+}
+
+/// Puts the temporary file at `path` and the file that was there at the temporary name, then
+/// checks that what came out is the file read (`stamp`) and still holds `expected`: `false`,
+/// with the swap undone, when it was written to or replaced in the meantime. Where the
+/// filesystem cannot exchange two names, a plain rename (the checks before it are the last).
+#[cfg(target_os = "linux")]
+fn swap(
+    tmp: &Path,
+    path: &Path,
+    stamp: &Stamp,
+    original: &mut std::fs::File,
+    expected: &[u8],
+) -> std::io::Result<bool> {
+    use rustix::fs::{renameat_with, RenameFlags, CWD};
+    use rustix::io::Errno;
+    match renameat_with(CWD, tmp, CWD, path, RenameFlags::EXCHANGE) {
+        Ok(()) => {}
+        Err(Errno::INVAL | Errno::NOSYS | Errno::OPNOTSUPP) => {
+            std::fs::rename(tmp, path)?;
+            return Ok(true);
+        }
+        Err(e) => return Err(e.into()),
+    }
+    // The rename itself moves the old file's change time: what came out is the file read if
+    // it is the same inode, unwritten.
+    let out = Stamp::of(&std::fs::symlink_metadata(tmp)?);
+    let same =
+        (out.dev, out.ino, out.len, out.mtime) == (stamp.dev, stamp.ino, stamp.len, stamp.mtime);
+    if same && read_from_start(original)? == expected {
+        return Ok(true);
+    }
+    renameat_with(CWD, tmp, CWD, path, RenameFlags::EXCHANGE)?;
+    Ok(false)
+}
+
+#[cfg(not(target_os = "linux"))]
+fn swap(
+    tmp: &Path,
+    path: &Path,
+    _stamp: &Stamp,
+    _original: &mut std::fs::File,
+    _expected: &[u8],
+) -> std::io::Result<bool> {
+    std::fs::rename(tmp, path)?;
+    Ok(true)
+}
+
+/// How hwlint names its temporary files: this, then six random letters and digits.
+pub const TEMP_PREFIX: &str = ".hwlint-";
+
+/// A file name hwlint gives its temporary files.
+pub fn is_temporary_name(name: &str) -> bool {
+    name.strip_prefix(TEMP_PREFIX)
+        .is_some_and(|r| r.len() == 6 && r.bytes().all(|c| c.is_ascii_alphanumeric()))
+}
+
+/// Whether `path`, a file of hwlint's temporary naming, was left by a run that is over (killed
+/// before it could remove it): no run holds its lock, and it is older than a run takes to
+/// create and lock one.
+pub fn leftover(path: &Path) -> bool {
+    let Ok(meta) = std::fs::symlink_metadata(path) else {
+        return false;
+    };
+    let old = meta
+        .modified()
+        .ok()
+        .and_then(|m| m.elapsed().ok())
+        .is_some_and(|age| age >= std::time::Duration::from_secs(2));
+    if !meta.is_file() || !old {
+        return false;
+    }
+    let Ok(f) = std::fs::File::open(path) else {
+        return false;
+    };
+    rustix::fs::flock(&f, rustix::fs::FlockOperation::NonBlockingLockExclusive).is_ok()
 }
 
 /// The reason alone: tempfile's errors end "at path .../.hwlint-XXXX", a name the user never
@@ -396,10 +553,68 @@ mod tests {
             f.write_all(&c[..2])?;
             Err(std::io::Error::other("No space left on device"))
         };
-        let e = write_atomic_with(&p, b"a: 1\n", b"a: 2\n", full).unwrap_err();
+        let e = write_atomic_with(&p, b"a: 1\n", b"a: 2\n", full, || {}).unwrap_err();
         assert!(e.to_string().contains("No space left"), "{e}");
         assert_eq!(std::fs::read_to_string(&p).unwrap(), "a: 1\n");
         assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 1);
+    }
+
+    #[test]
+    fn a_write_in_the_last_moment_before_the_swap_is_kept() {
+        // An append (or a replacement) after the last check and before the swap: the swap is
+        // undone and the file keeps what the other writer wrote.
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("a.yaml");
+        std::fs::write(&p, "a: 1\n").unwrap();
+        let append = || {
+            let mut f = std::fs::OpenOptions::new().append(true).open(&p).unwrap();
+            f.write_all(b"b: 2\n").unwrap();
+        };
+        let e = write_atomic_with(&p, b"a: 1\n", b"a: 9\n", |f, c| f.write_all(c), append);
+        assert!(matches!(e, Err(WriteError::Changed { .. })), "{e:?}");
+        assert_eq!(std::fs::read_to_string(&p).unwrap(), "a: 1\nb: 2\n");
+        assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 1);
+
+        std::fs::write(&p, "a: 1\n").unwrap();
+        let replace = || {
+            let q = dir.path().join("editor.tmp");
+            std::fs::write(&q, "c: 3\n").unwrap();
+            std::fs::rename(&q, &p).unwrap();
+        };
+        let e = write_atomic_with(&p, b"a: 1\n", b"a: 9\n", |f, c| f.write_all(c), replace);
+        assert!(matches!(e, Err(WriteError::Changed { .. })), "{e:?}");
+        assert_eq!(std::fs::read_to_string(&p).unwrap(), "c: 3\n");
+        assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 1);
+    }
+
+    #[test]
+    fn setuid_setgid_and_sticky_bits_are_kept() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::tempdir().unwrap();
+        for mode in [0o2755, 0o4755, 0o1644, 0o6750] {
+            let p = dir.path().join(format!("launch-{mode:o}.sh"));
+            std::fs::write(&p, "a\n").unwrap();
+            std::fs::set_permissions(&p, std::fs::Permissions::from_mode(mode)).unwrap();
+            let set = std::fs::metadata(&p).unwrap().permissions().mode() & 0o7777;
+            write_atomic(&p, b"a\n", b"b\n").unwrap();
+            let after = std::fs::metadata(&p).unwrap().permissions().mode() & 0o7777;
+            // What the file had (an unprivileged user may not be able to set every bit).
+            assert_eq!(after, set, "{mode:o}");
+        }
+    }
+
+    #[test]
+    fn a_file_another_run_holds_is_busy() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("a.yaml");
+        std::fs::write(&p, "a: 1\n").unwrap();
+        let other = std::fs::File::open(&p).unwrap();
+        rustix::fs::flock(&other, rustix::fs::FlockOperation::LockExclusive).unwrap();
+        let e = write_atomic(&p, b"a: 1\n", b"a: 2\n");
+        assert!(matches!(e, Err(WriteError::Busy { .. })), "{e:?}");
+        drop(other);
+        write_atomic(&p, b"a: 1\n", b"a: 2\n").unwrap();
+        assert_eq!(std::fs::read_to_string(&p).unwrap(), "a: 2\n");
     }
 
     #[test]

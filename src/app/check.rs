@@ -83,7 +83,9 @@ pub(super) fn check(args: CheckArgs) -> Result<u8, Report> {
     } else {
         args.paths.clone()
     };
-    let files = discover(&paths, &configs, args.force_exclude)?;
+    let found = discover(&paths, &configs, args.force_exclude)?;
+    leftovers(&found.temporaries, args.fix && !args.diff, args.quiet);
+    let files = found.files;
     if args.show_files {
         let mut out = String::new();
         for f in &files {
@@ -466,6 +468,34 @@ fn applied_fixes(results: &[FileResult]) -> String {
         }
     }
     out
+}
+
+/// Temporary files an interrupted `--fix` left beside the files linted (a run killed between
+/// writing one and swapping it in cannot remove it): a `--fix` run removes them, any other run
+/// names them. Each is said on standard error, so that none goes unnoticed.
+fn leftovers(temporaries: &[PathBuf], fix: bool, quiet: bool) {
+    for t in temporaries.iter().filter(|t| crate::fix::leftover(t)) {
+        let said = if !fix {
+            format!(
+                "warning: {} is a temporary file an interrupted `hwlint --fix` left (the file it was writing is whole, original or fixed); `hwlint --fix` removes it\n",
+                t.display()
+            )
+        } else {
+            match std::fs::remove_file(t) {
+                Ok(()) => format!(
+                    "hwlint: removed {}, a temporary file an interrupted `hwlint --fix` left (the file it was writing is whole, original or fixed)\n",
+                    t.display()
+                ),
+                Err(e) => format!(
+                    "warning: cannot remove {}, a temporary file an interrupted `hwlint --fix` left: {e}\n",
+                    t.display()
+                ),
+            }
+        };
+        if !quiet {
+            super::emit_err(&said);
+        }
+    }
 }
 
 /// `hwlint -` : lint standard input as `--stdin-filename` (for editors). With `--fix` the fixed
