@@ -12,4 +12,5 @@ pub mod lint;
 pub mod report;
 pub mod rules;
 pub mod settings;
+pub mod source;
 pub mod syntax;

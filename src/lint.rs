@@ -13,9 +13,7 @@ use crate::rules::{self, Context, Rule, Severity, RULES};
 use crate::settings::FileSettings;
 use crate::syntax::{self, comments, Format, Span};
 
-/// Files larger than this are reported, not parsed: no training config is this big
-/// (`max_file_size_mb` in hwlint.toml changes it).
-pub const MAX_FILE_BYTES: u64 = 64 << 20;
+pub use crate::source::MAX_FILE_BYTES;
 /// Fix passes before giving up on reaching a fixpoint.
 const MAX_FIX_PASSES: usize = 10;
 
@@ -123,7 +121,8 @@ fn parse_error_rule() -> &'static Rule {
     rules::by_code("HW902").expect("HW902 is registered")
 }
 
-fn unreadable(path: &Path, message: String) -> FileResult {
+/// The result for a file (or standard input) that cannot be linted: HW902 saying why.
+pub fn unreadable(path: &Path, message: String) -> FileResult {
     FileResult {
         path: path.to_path_buf(),
         text: String::new(),
@@ -145,63 +144,9 @@ fn unreadable(path: &Path, message: String) -> FileResult {
     }
 }
 
-/// Reads a file as UTF-8 text, or says why it cannot be linted. Never reads more than
-/// `max_bytes` (+1 to notice a file that grew past it).
+/// Reads a file as UTF-8 text, or says why it cannot be linted (see [`crate::source`]).
 pub fn read_text(path: &Path, max_bytes: u64) -> Result<String, String> {
-    use std::io::Read;
-    let meta = std::fs::metadata(path).map_err(|e| format!("cannot read file: {e}"))?;
-    if !meta.is_file() {
-        // A FIFO or device would block or never end: never open one.
-        return Err("not a regular file".into());
-    }
-    let too_big = |len: u64| {
-        format!(
-            "file is {}, over the {} limit for a config file (`max_file_size_mb` in hwlint.toml raises it)",
-            mib(len),
-            mib(max_bytes)
-        )
-    };
-    if meta.len() > max_bytes {
-        return Err(too_big(meta.len()));
-    }
-    let mut bytes = Vec::with_capacity(meta.len() as usize);
-    std::fs::File::open(path)
-        .and_then(|f| f.take(max_bytes + 1).read_to_end(&mut bytes))
-        .map_err(|e| format!("cannot read file: {e}"))?;
-    if bytes.len() as u64 > max_bytes {
-        return Err(too_big(bytes.len() as u64));
-    }
-    decode(bytes)
-}
-
-/// `12.3 MiB`.
-fn mib(bytes: u64) -> String {
-    format!("{:.1} MiB", bytes as f64 / (1u64 << 20) as f64)
-}
-
-/// UTF-8 text, or why not: a UTF-16/32 byte-order mark, NUL bytes (binary), invalid UTF-8.
-fn decode(bytes: Vec<u8>) -> Result<String, String> {
-    let encoding = match bytes.as_slice() {
-        [0xFF, 0xFE, 0, 0, ..] => Some("UTF-32 (little-endian)"),
-        [0, 0, 0xFE, 0xFF, ..] => Some("UTF-32 (big-endian)"),
-        [0xFF, 0xFE, ..] => Some("UTF-16 (little-endian)"),
-        [0xFE, 0xFF, ..] => Some("UTF-16 (big-endian)"),
-        _ => None,
-    };
-    if let Some(e) = encoding {
-        return Err(format!(
-            "not UTF-8 text: the byte-order mark says {e}; save the file as UTF-8"
-        ));
-    }
-    if bytes.iter().take(8192).any(|&b| b == 0) {
-        return Err("not a text file (binary content)".into());
-    }
-    String::from_utf8(bytes).map_err(|e| {
-        format!(
-            "not a text file: invalid UTF-8 at byte {}",
-            e.utf8_error().valid_up_to()
-        )
-    })
+    crate::source::read_text(path, max_bytes)
 }
 
 /// Files at least this big are linted one at a time: each may take up to

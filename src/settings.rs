@@ -301,10 +301,13 @@ impl LoadedConfig {
     /// Reads hwlint.toml, .hwlint.toml or pyproject.toml (`None` when a pyproject has no
     /// `[tool.hwlint]`).
     pub fn read(path: &Path) -> Result<Option<LoadedConfig>, ConfigError> {
-        let text = std::fs::read_to_string(path).map_err(|e| ConfigError::Read {
-            path: path.display().to_string(),
-            message: e.to_string(),
-        })?;
+        let text =
+            crate::source::read_text(path, crate::source::MAX_FILE_BYTES).map_err(|message| {
+                ConfigError::Read {
+                    path: path.display().to_string(),
+                    message,
+                }
+            })?;
         let invalid = |e: toml::de::Error| ConfigError::Invalid {
             path: path.display().to_string(),
             message: toml_error_message(&e),
@@ -410,7 +413,7 @@ impl LoadedConfig {
             max_file_bytes: self
                 .file
                 .max_file_size_mb
-                .map_or(crate::lint::MAX_FILE_BYTES, |mb| {
+                .map_or(crate::source::MAX_FILE_BYTES, |mb| {
                     (mb * (1u64 << 20) as f64) as u64
                 }),
         })
@@ -462,10 +465,13 @@ pub fn resolve_target(name: &str, base: &Path, context: &str) -> Result<Target, 
     }
     let path = base.join(name);
     if path.is_file() {
-        let text = std::fs::read_to_string(&path).map_err(|e| ConfigError::Read {
-            path: path.display().to_string(),
-            message: e.to_string(),
-        })?;
+        let text =
+            crate::source::read_text(&path, crate::source::MAX_FILE_BYTES).map_err(|message| {
+                ConfigError::Read {
+                    path: path.display().to_string(),
+                    message,
+                }
+            })?;
         #[derive(Deserialize)]
         struct Wrapped {
             target: TargetSpec,

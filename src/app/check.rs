@@ -1,7 +1,6 @@
 //! `hwlint check`: discover, lint (and fix) in parallel, report, and decide the exit code.
 
 use std::collections::HashSet;
-use std::io::Read;
 use std::path::{Path, PathBuf};
 
 use miette::{IntoDiagnostic, Report};
@@ -511,27 +510,51 @@ fn check_stdin(
         .clone()
         .unwrap_or_else(|| PathBuf::from("stdin.yaml"));
     let Some(file_format) = Format::from_path(&name) else {
-        // Not a format hwlint reads: pass the text through untouched.
-        let mut text = String::new();
-        std::io::stdin()
-            .read_to_string(&mut text)
-            .into_diagnostic()?;
-        if args.fix {
-            emit(&text)?;
-        }
+        // Not a format hwlint reads: pass the text through untouched, as it comes.
+        let mut out: Box<dyn std::io::Write> = if args.fix {
+            Box::new(std::io::stdout().lock())
+        } else {
+            Box::new(std::io::sink())
+        };
+        std::io::copy(&mut std::io::stdin().lock(), &mut out).into_diagnostic()?;
         return Ok(0);
     };
-    let mut text = String::new();
-    std::io::stdin()
-        .read_to_string(&mut text)
-        .into_diagnostic()
-        .map_err(|e| e.wrap_err("standard input is not UTF-8 text"))?;
     let settings = configs
         .config_for(&name)?
         .for_file(&name, configs.overrides())?;
-    let mut result = guarded(&name, || {
-        lint_source(&name, &text, file_format, &settings, mode)
-    });
+    // Read as a file is: to the size limit, and as UTF-8 text. What cannot be linted is HW902
+    // on it, and with --fix passes through unchanged (an editor replaces its buffer with it).
+    let (mut result, unchanged) = match crate::source::read_stdin(settings.max_file_bytes)
+        .into_diagnostic()?
+    {
+        Ok(bytes) => match crate::source::decode(bytes.clone()) {
+            Ok(text) => (
+                guarded(&name, || {
+                    lint_source(&name, &text, file_format, &settings, mode)
+                }),
+                None,
+            ),
+            Err(message) => (
+                crate::lint::unreadable(&name, message),
+                Some((bytes, false)),
+            ),
+        },
+        Err(read) => (
+            crate::lint::unreadable(&name, crate::source::stdin_too_big(settings.max_file_bytes)),
+            Some((read, true)),
+        ),
+    };
+    if let Some((bytes, more)) = &unchanged {
+        if args.fix {
+            use std::io::Write;
+            let mut out = std::io::stdout().lock();
+            out.write_all(bytes).into_diagnostic()?;
+            if *more {
+                std::io::copy(&mut std::io::stdin().lock(), &mut out).into_diagnostic()?;
+            }
+            out.flush().into_diagnostic()?;
+        }
+    }
     result.settings = Some(settings);
     let results = vec![result];
     let mut rendered = render(format, &results, args);
@@ -547,7 +570,9 @@ fn check_stdin(
         rendered.push('\n');
     }
     if args.fix {
-        emit(&String::from_utf8_lossy(&results[0].output_bytes()))?;
+        if unchanged.is_none() {
+            emit(&String::from_utf8_lossy(&results[0].output_bytes()))?;
+        }
         super::emit_err(&rendered);
     } else {
         emit(&rendered)?;

@@ -118,10 +118,13 @@ pub fn builtin() -> Vec<Dialect> {
 pub fn with_user_dialects(paths: &[std::path::PathBuf]) -> Result<Vec<Dialect>, DialectError> {
     let mut out = Vec::new();
     for p in paths {
-        let text = std::fs::read_to_string(p).map_err(|e| DialectError {
-            file: p.display().to_string(),
-            message: e.to_string(),
-        })?;
+        let text =
+            crate::source::read_text(p, crate::source::MAX_FILE_BYTES).map_err(|message| {
+                DialectError {
+                    file: p.display().to_string(),
+                    message,
+                }
+            })?;
         out.push(parse_dialect(&p.display().to_string(), &text)?);
     }
     out.extend(builtin());
@@ -159,7 +162,7 @@ pub fn linked_deepspeed(
             .map(|dir| dir.join(written))
             .find(|p| p.is_file())
     }?;
-    let text = crate::lint::read_text(&found, crate::lint::MAX_FILE_BYTES).ok()?;
+    let text = crate::source::read_text(&found, crate::source::MAX_FILE_BYTES).ok()?;
     let doc = crate::syntax::parse(&text, Format::Json).ok()?;
     let root = doc.roots.first()?;
     let mut linked = resolve(dialect, root);

@@ -368,7 +368,7 @@ fn from_config(
         );
         settings.models = std::sync::Arc::new(models);
     }
-    let text = crate::lint::read_text(path, settings.max_file_bytes)
+    let text = crate::source::read_text(path, settings.max_file_bytes)
         .map_err(|m| usage(format!("{}: {m}", path.display())))?;
     let format = crate::syntax::Format::from_path(path)
         .ok_or_else(|| usage(format!("{}: not a format hwlint reads", path.display())))?;

@@ -896,12 +896,13 @@ pub fn read_hf_config(path: &std::path::Path) -> Result<Architecture, ModelError
         path.to_path_buf()
     };
     let shown = file.display().to_string();
-    let text = crate::lint::read_text(&file, crate::lint::MAX_FILE_BYTES).map_err(|message| {
-        ModelError::Read {
-            path: shown.clone(),
-            message,
-        }
-    })?;
+    let text =
+        crate::source::read_text(&file, crate::source::MAX_FILE_BYTES).map_err(|message| {
+            ModelError::Read {
+                path: shown.clone(),
+                message,
+            }
+        })?;
     let v: serde_json::Value = serde_json::from_str(&text).map_err(|e| ModelError::Invalid {
         path: shown.clone(),
         message: e.to_string(),
@@ -940,7 +941,7 @@ fn cached_config_in(root: &std::path::Path, name: &str) -> Option<std::path::Pat
     }
     let repo = root.join(format!("models--{org}--{model}"));
     let snapshots = repo.join("snapshots");
-    let main = std::fs::read_to_string(repo.join("refs").join("main"))
+    let main = crate::source::read_text(&repo.join("refs").join("main"), 4096)
         .ok()
         .map(|r| r.trim().to_string())
         .filter(|r| ok(r));

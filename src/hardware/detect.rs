@@ -341,7 +341,7 @@ pub struct ConfiguredGpu {
 /// a GPU or machine name, a target file, or a `[target]` table with `gpu`. `None` when the file
 /// is missing, does not parse, or names no GPU.
 pub fn configured_gpu(path: &Path) -> Option<ConfiguredGpu> {
-    let text = std::fs::read_to_string(path).ok()?;
+    let text = crate::source::read_text(path, crate::source::MAX_FILE_BYTES).ok()?;
     let doc: toml::Table = text.parse().ok()?;
     let target = if path.file_name().is_some_and(|n| n == "pyproject.toml") {
         doc.get("tool")?.get("hwlint")?.get("target")?
@@ -504,10 +504,12 @@ pub fn write_into_config(path: &Path, table: &str) -> Result<(), String> {
         Some(Item::Value(Value::InlineTable(t))) => t.clone().into_table(),
         _ => return Err("the text to write has no [target] table".to_string()),
     };
-    let existing = match std::fs::read(path) {
-        Ok(bytes) => Some(bytes),
+    let existing = match path.symlink_metadata() {
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
-        Err(e) => return Err(format!("cannot read {shown}: {e}")),
+        _ => Some(
+            crate::source::read_bytes(path, crate::source::MAX_FILE_BYTES)
+                .map_err(|e| format!("cannot read {shown}: {e}"))?,
+        ),
     };
     let text = match &existing {
         Some(bytes) => std::str::from_utf8(bytes)

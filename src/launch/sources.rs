@@ -60,7 +60,7 @@ pub fn identity(path: &Path) -> PathBuf {
 /// Reads and parses a file hwlint reads.
 pub fn read(path: &Path) -> Option<Found> {
     let format = Format::from_path(path)?;
-    let raw = crate::lint::read_text(path, crate::lint::MAX_FILE_BYTES).ok()?;
+    let raw = crate::source::read_text(path, crate::source::MAX_FILE_BYTES).ok()?;
     let (text, _) = syntax::strip_bom(&raw);
     let doc = syntax::parse(text, format).ok()?;
     Some(Found {
@@ -98,7 +98,7 @@ pub fn named_setup(from: &Path, name: &str, name_key: &str) -> Option<(Found, us
             && e.path().extension().is_some_and(|x| x == "py")
             && e.metadata().is_ok_and(|m| m.len() <= MAX_SEARCHED_BYTES)
     }) {
-        let Ok(text) = std::fs::read_to_string(entry.path()) else {
+        let Ok(text) = crate::source::read_text(entry.path(), MAX_SEARCHED_BYTES) else {
             continue;
         };
         if !quoted.iter().any(|q| text.contains(q.as_str())) {
