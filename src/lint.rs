@@ -924,14 +924,21 @@ fn apply_suppressions(
         return diagnostics;
     }
     let lines = lines.get_or_init(|| syntax::LineIndex::new(text));
-    // Each diagnostic looks only at the suppressions that can reach its line: those of the file,
-    // of its own line, and of the line above.
+    // Each diagnostic looks only at the suppressions that can reach its line: those of the file
+    // and those covering its line (its own, the line above, a continued line's).
     let mut file_wide = Vec::new();
     let mut by_line: std::collections::HashMap<usize, Vec<usize>> = Default::default();
     for (i, s) in sups.iter().enumerate() {
         match s.scope {
             comments::Scope::File => file_wide.push(i),
-            comments::Scope::Line { line, .. } => by_line.entry(line).or_default().push(i),
+            comments::Scope::Line {
+                covers: (first, last),
+                ..
+            } => {
+                for line in first..=last {
+                    by_line.entry(line).or_default().push(i);
+                }
+            }
         }
     }
     let mut used = vec![false; sups.len()];
@@ -939,13 +946,7 @@ fn apply_suppressions(
         .into_iter()
         .filter(|d| {
             let line = comments::line_of(lines, text, d.span.start);
-            let near = [Some(line), line.checked_sub(1)];
-            let candidates = near
-                .iter()
-                .flatten()
-                .filter_map(|l| by_line.get(l))
-                .flatten()
-                .chain(&file_wide);
+            let candidates = by_line.get(&line).into_iter().flatten().chain(&file_wide);
             let mut covered = false;
             for &i in candidates {
                 if sups[i].covers(d.rule.code, line) {

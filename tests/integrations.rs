@@ -145,6 +145,68 @@ fn add_ignore_then_clean() {
 }
 
 #[test]
+fn add_ignore_keeps_what_the_file_says() {
+    // A comment after a shell `\` would end the command, one inside a string that goes on
+    // would join its value: such a line gets its comment where it holds, or none, said why.
+    let d = tempfile::tempdir().unwrap();
+    let files = [
+        (
+            "train.sh",
+            "lerobot-train \\\n  --policy.type=act \\\n  --num_workers=0 \\\n  --dataset.repo_id=lerobot/pusht\n",
+        ),
+        (
+            "script.py",
+            "import torch\nfrom torch.utils.data import DataLoader\nmodel = torch.nn.Linear(2, 2).cuda()\nloader = DataLoader(ds, batch_size=8, num_workers=0, sampler=f(\"\"\"a\nb\"\"\"))\nfor x in loader:\n    model(x.cuda()).sum().backward()\n",
+        ),
+        (
+            "inside.py",
+            "import torch\nfrom torch.utils.data import DataLoader\nmodel = torch.nn.Linear(2, 2).cuda()\nloader = DataLoader(ds, batch_size=8, sampler=f(\"\"\"a\nb\"\"\"), num_workers=0)\nfor x in loader:\n    model(x.cuda()).sum().backward()\n",
+        ),
+    ];
+    for (name, text) in files {
+        fs::write(d.path().join(name), text).unwrap();
+    }
+    let out = hwlint(d.path())
+        .args([".", "--add-ignore"])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("Added 2 suppression comments; 1 line left without one"),
+        "{err}"
+    );
+    assert!(
+        err.contains("inside.py:5: no `hwlint: ignore` comment added"),
+        "{err}"
+    );
+    // The comment ends the continued command, and covers all of it.
+    assert_eq!(
+        fs::read_to_string(d.path().join("train.sh")).unwrap(),
+        files[0]
+            .1
+            .replace("pusht\n", "pusht  # hwlint: ignore[HW202]\n")
+    );
+    // Above the line, whose end lies inside the string.
+    assert_eq!(
+        fs::read_to_string(d.path().join("script.py")).unwrap(),
+        files[1]
+            .1
+            .replace("loader =", "# hwlint: ignore[HW202]\nloader =")
+    );
+    assert_eq!(
+        fs::read_to_string(d.path().join("inside.py")).unwrap(),
+        files[2].1
+    );
+    // Only the line left without a comment is still reported.
+    let (code, out) = run(d.path(), &[".", "--output-format", "concise"]);
+    assert_eq!(code, 1);
+    assert!(
+        out.contains("inside.py:5:") && out.matches("HW202").count() == 1,
+        "{out}"
+    );
+}
+
+#[test]
 fn github_annotations_escape_paths_and_messages() {
     let d = tempfile::tempdir().unwrap();
     fs::create_dir_all(d.path().join("my configs")).unwrap();

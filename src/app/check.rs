@@ -130,14 +130,23 @@ pub(super) fn check(args: CheckArgs) -> Result<u8, Report> {
         return Ok(0);
     }
     if args.add_ignore {
-        let (added, write_failed) = add_ignores(&results, &linted_roots(&paths));
+        let added = super::add_ignore::add_ignores(&results, &linted_roots(&paths));
         if !args.quiet {
-            super::emit_err(&format!(
-                "Added {added} suppression comment{}\n",
-                if added == 1 { "" } else { "s" }
-            ));
+            let mut said = format!(
+                "Added {} suppression comment{}",
+                added.comments,
+                if added.comments == 1 { "" } else { "s" }
+            );
+            if added.refused > 0 {
+                said.push_str(&format!(
+                    "; {} line{} left without one (see the warnings above)",
+                    added.refused,
+                    if added.refused == 1 { "" } else { "s" }
+                ));
+            }
+            super::emit_err(&format!("{said}\n"));
         }
-        return Ok(if write_failed { 2 } else { 0 });
+        return Ok(if added.write_failed { 2 } else { 0 });
     }
     // `--diff`: the unified diff of what `--fix` would write, nothing written.
     let mut code = 0u8;
@@ -343,7 +352,7 @@ where
 
 /// Writes one fixed file (through a symlink only per [`write_destination`]); a file reached
 /// by two names is written once.
-fn write_fixed(
+pub(super) fn write_fixed(
     path: &Path,
     expected: &[u8],
     content: &[u8],
@@ -368,89 +377,6 @@ fn unfixed(r: &FileResult) -> FileResult {
     let mut fresh = lint_source(&r.path, &raw, format, &settings, FixMode::Off);
     fresh.settings = Some(settings);
     fresh
-}
-
-/// `--add-ignore`: one `hwlint: ignore[...]` per line that has diagnostics, merged into an
-/// existing suppression on that line.
-/// Returns how many comments were added or extended, and whether a write failed.
-fn add_ignores(results: &[FileResult], roots: &[PathBuf]) -> (usize, bool) {
-    use crate::syntax::comments::{suppressions, LineComments, Scope};
-    signals::install();
-    let mut total = 0;
-    let mut failed = false;
-    let mut written = HashSet::new();
-    for r in results {
-        let Some(format) = Format::from_path(&r.path) else {
-            continue;
-        };
-        let Some(marker) = format.comment_markers().first() else {
-            continue;
-        };
-        let index = crate::syntax::LineIndex::new(&r.text);
-        let mut by_line: std::collections::BTreeMap<usize, Vec<&str>> = Default::default();
-        for d in &r.diagnostics {
-            if matches!(d.rule.code, "HW902" | "HW903") {
-                continue;
-            }
-            let line = crate::syntax::comments::line_of(&index, &r.text, d.span.start);
-            by_line.entry(line).or_default().push(d.rule.code);
-        }
-        if by_line.is_empty() {
-            continue;
-        }
-        let existing = suppressions(&r.text, format);
-        let mut edits = Vec::new();
-        for (line, mut codes) in by_line {
-            let same_line = existing
-                .iter()
-                .find(|s| matches!(s.scope, Scope::Line { line: l, alone: false } if l == line));
-            if let Some(s) = same_line {
-                let Some(old) = &s.codes else { continue };
-                codes.extend(old.iter().map(String::as_str));
-                codes.sort_unstable();
-                codes.dedup();
-                edits.push(crate::fix::Edit::replace(
-                    s.span.clone(),
-                    format!("{marker} hwlint: ignore[{}]", codes.join(", ")),
-                ));
-            } else {
-                codes.sort_unstable();
-                codes.dedup();
-                let start = index.line_start(line).unwrap_or(0);
-                // Before the line break, whichever of `\n`, `\r\n`, `\r` it is.
-                let end = start
-                    + r.text[start..]
-                        .find(['\n', '\r'])
-                        .unwrap_or(r.text.len() - start);
-                edits.push(crate::fix::Edit::insert(
-                    end,
-                    format!("  {marker} hwlint: ignore[{}]", codes.join(", ")),
-                ));
-            }
-        }
-        let fix = crate::fix::Fix {
-            edits,
-            applicability: Applicability::Safe,
-            message: String::new(),
-        };
-        let (text, applied) = crate::fix::apply_fixes(&r.text, [&fix]);
-        if applied == 0 || crate::syntax::parse(&text, format).is_err() {
-            continue;
-        }
-        let mut new = Vec::new();
-        if r.bom {
-            new.extend_from_slice("\u{feff}".as_bytes());
-        }
-        new.extend_from_slice(text.as_bytes());
-        match write_fixed(&r.path, &r.input_bytes(), &new, roots, &mut written) {
-            Ok(()) => total += fix.edits.len(),
-            Err(e) => {
-                super::emit_err(&format!("error: {e}\n"));
-                failed = true;
-            }
-        }
-    }
-    (total, failed)
 }
 
 /// `--show-fixes`: what `--fix` changed, file by file.

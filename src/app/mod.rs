@@ -1,5 +1,6 @@
 //! One function per subcommand; maps outcomes to exit codes (0 clean, 1 problems, 2 errors).
 
+mod add_ignore;
 mod check;
 mod docs;
 mod init;

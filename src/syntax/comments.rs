@@ -24,10 +24,15 @@ impl LineComments for Format {
 
 #[derive(Debug, Clone, PartialEq)]
 pub enum Scope {
-    /// The comment's own line, or the next line when the comment stands alone on its line.
+    /// The comment's own line, and the next line when the comment stands alone on its line.
+    /// In a shell script or Python file, a line continued with a trailing `\` is one line with
+    /// the lines it continues on: a comment ending it covers them all, and one alone above it
+    /// covers them all (a comment cannot sit inside it: it would end the continuation).
     Line {
         line: usize,
         alone: bool,
+        /// The lines it covers, 0-based, first and last.
+        covers: (usize, usize),
     },
     File,
 }
@@ -49,7 +54,10 @@ impl Suppression {
     pub fn covers(&self, code: &str, line: usize) -> bool {
         let on_line = match self.scope {
             Scope::File => true,
-            Scope::Line { line: l, alone } => l == line || (alone && l + 1 == line),
+            Scope::Line {
+                covers: (first, last),
+                ..
+            } => (first..=last).contains(&line),
         };
         on_line
             && self
@@ -68,7 +76,12 @@ pub fn suppressions(text: &str, format: Format) -> Vec<Suppression> {
     }
     let mut out = Vec::new();
     let mut offset = 0;
-    for (line_no, line) in super::lines_inclusive(text).enumerate() {
+    let lines: Vec<&str> = super::lines_inclusive(text).collect();
+    let continued = |n: usize| {
+        matches!(format, Format::Shell | Format::Python)
+            && lines.get(n).is_some_and(|l| ends_continued(l, markers))
+    };
+    for (line_no, line) in lines.iter().enumerate() {
         let start_of_line = offset;
         offset += line.len();
         let content = line.trim_end_matches(['\n', '\r']);
@@ -104,6 +117,21 @@ pub fn suppressions(text: &str, format: Format) -> Vec<Suppression> {
                 let before = content[..pos].trim_end().len();
                 start_of_line + before..start_of_line + content.len()
             };
+            let covers = if alone {
+                // This line, and the next with the lines it continues on.
+                let mut last = line_no + 1;
+                while continued(last) {
+                    last += 1;
+                }
+                (line_no, last)
+            } else {
+                // This line with the lines it ends the continuation of.
+                let mut first = line_no;
+                while first > 0 && continued(first - 1) {
+                    first -= 1;
+                }
+                (first, line_no)
+            };
             out.push(Suppression {
                 scope: if file_scope {
                     Scope::File
@@ -111,6 +139,7 @@ pub fn suppressions(text: &str, format: Format) -> Vec<Suppression> {
                     Scope::Line {
                         line: line_no,
                         alone,
+                        covers,
                     }
                 },
                 codes,
@@ -121,6 +150,14 @@ pub fn suppressions(text: &str, format: Format) -> Vec<Suppression> {
         }
     }
     out
+}
+
+/// Whether a line goes on onto the next: it ends in an odd number of backslashes and holds no
+/// comment (which would hold the backslash).
+pub fn ends_continued(line: &str, markers: &[&str]) -> bool {
+    let content = line.trim_end_matches(['\n', '\r']);
+    let slashes = content.bytes().rev().take_while(|&b| b == b'\\').count();
+    slashes % 2 == 1 && markers.iter().all(|m| find_comment(content, m).is_none())
 }
 
 /// Where a comment opens on a line: the marker at the start or after whitespace (YAML requires
@@ -171,6 +208,23 @@ mod tests {
         assert!(s[2].covers("HW901", 40));
         assert_eq!(&t[s[0].removal.clone()], "  # hwlint: ignore[HW202, hw204]");
         assert_eq!(&t[s[1].removal.clone()], "# hwlint: ignore\n");
+    }
+
+    #[test]
+    fn a_continued_line_is_covered_whole() {
+        let t = "torchrun train.py \\\n  --num_workers=0 \\\n  --lr=1  # hwlint: ignore[HW202]\n# hwlint: ignore[HW201]\npython a.py \\\n  --b=1\nx\n";
+        let s = suppressions(t, Format::Shell);
+        assert_eq!(s.len(), 2);
+        for line in 0..=2 {
+            assert!(s[0].covers("HW202", line), "{line}");
+        }
+        assert!(!s[0].covers("HW202", 3));
+        assert!(s[1].covers("HW201", 4) && s[1].covers("HW201", 5));
+        assert!(!s[1].covers("HW201", 6));
+        // YAML has no continuation: the same text covers its own line only.
+        let y = "a: 1 \\\nb: 2  # hwlint: ignore[HW202]\n";
+        let s = suppressions(y, Format::Yaml);
+        assert!(!s[0].covers("HW202", 0) && s[0].covers("HW202", 1));
     }
 
     #[test]

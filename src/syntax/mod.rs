@@ -488,6 +488,28 @@ fn parse_yaml_float(t: &str, loader: Loader) -> Option<f64> {
 }
 
 impl Node {
+    /// Whether two trees say the same thing, wherever in their texts they are written: the
+    /// same keys in the same order, scalars, tags and sequences (spans are not compared).
+    pub fn same_value(&self, other: &Node) -> bool {
+        if self.tag != other.tag {
+            return false;
+        }
+        match (&self.kind, &other.kind) {
+            (NodeKind::Scalar(a), NodeKind::Scalar(b)) => a == b,
+            (NodeKind::Seq(a), NodeKind::Seq(b)) => {
+                a.len() == b.len() && a.iter().zip(b).all(|(x, y)| x.same_value(y))
+            }
+            (NodeKind::Map(a), NodeKind::Map(b)) => {
+                a.entries.len() == b.entries.len()
+                    && a.entries
+                        .iter()
+                        .zip(&b.entries)
+                        .all(|(x, y)| x.key == y.key && x.value.same_value(&y.value))
+            }
+            _ => false,
+        }
+    }
+
     /// A scalar of the text (not an anchor's copy, no tag): what code front-ends build.
     pub fn scalar(text: impl Into<String>, kind: ScalarKind, span: Span) -> Node {
         Node {
