@@ -9,6 +9,7 @@ pub mod fix;
 pub mod hardware;
 pub mod launch;
 pub mod lint;
+pub mod project;
 pub mod report;
 pub mod rules;
 pub mod settings;

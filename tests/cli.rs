@@ -184,6 +184,31 @@ fn json_output_and_targets() {
 }
 
 #[test]
+fn where_the_checkout_sits_does_not_change_the_result() {
+    // `not_paths = ["**/tests/**"]` keeps PyTorch test suites out; matched against the path
+    // as given, it switched the dialect off for a whole checkout under a folder named `tests`.
+    let d = tempfile::tempdir().unwrap();
+    let script = fs::read_to_string("fixtures/rules/HW202/bad-pytorch-argparse.py").unwrap();
+    write(d.path(), "tests/proj/.git/HEAD", "ref: refs/heads/main\n");
+    write(d.path(), "tests/proj/train.py", &script);
+    write(d.path(), "tests/proj/tests/test_train.py", &script);
+    let proj = d.path().join("tests/proj");
+    let abs = proj.join("train.py");
+    for (dir, arg) in [
+        (proj.as_path(), "train.py".to_string()),
+        (d.path(), abs.display().to_string()),
+        (proj.as_path(), ".".to_string()),
+    ] {
+        let (code, out) =
+            stdout(hwlint(dir).args(["--no-config", "--output-format", "concise", &arg]));
+        assert_eq!(code, 1, "{arg}: {out}");
+        assert_eq!(out.matches("HW202").count(), 1, "{arg}: {out}");
+        // The project's own tests folder is still a test suite.
+        assert!(!out.contains("test_train.py"), "{arg}: {out}");
+    }
+}
+
+#[test]
 fn user_dialect_from_hwlint_toml() {
     let d = tempfile::tempdir().unwrap();
     write(

@@ -97,6 +97,19 @@ pub fn parse_dialect(file: &str, text: &str) -> Result<Dialect, DialectError> {
             ),
         });
     }
+    // A glob that does not compile would match nothing, silently: say which.
+    for sig in &dialect.detect {
+        for (field, globs) in [("filenames", &sig.filenames), ("not_paths", &sig.not_paths)] {
+            for g in globs {
+                if let Err(e) = globset::Glob::new(g) {
+                    return Err(DialectError {
+                        file: file.to_string(),
+                        message: format!("[[detect]] `{field}`: `{g}` is not a valid glob ({e})"),
+                    });
+                }
+            }
+        }
+    }
     Ok(dialect)
 }
 

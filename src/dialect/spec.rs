@@ -276,8 +276,9 @@ pub struct Signature {
     /// File-name globs (matched against the file name only); empty = any name.
     #[serde(default)]
     pub filenames: Vec<String>,
-    /// Path globs (matched against the whole path) of files the signature never matches:
-    /// test suites whose scripts train a step or two to check something.
+    /// Path globs (matched against the path from the project's root, see
+    /// [`crate::project::relative`]) of files the signature never matches: test suites whose
+    /// scripts train a step or two to check something.
     #[serde(default)]
     pub not_paths: Vec<String>,
     /// `filenames` and `not_paths` compiled, on first use (detection runs on every file).
@@ -300,7 +301,8 @@ impl Signature {
             (set(&self.filenames), set(&self.not_paths))
         });
         let file_name = path.file_name().and_then(|n| n.to_str()).unwrap_or("");
-        (self.filenames.is_empty() || names.is_match(file_name)) && !not_paths.is_match(path)
+        (self.filenames.is_empty() || names.is_match(file_name))
+            && (self.not_paths.is_empty() || !not_paths.is_match(crate::project::relative(path)))
     }
 }
 

@@ -43,6 +43,11 @@ pub fn identity(path: &Path) -> PathBuf {
     if let Ok(real) = std::fs::canonicalize(path) {
         return real;
     }
+    identity_lexical(path)
+}
+
+/// The absolute path with `.` and `..` worked out, without asking the filesystem more.
+pub fn identity_lexical(path: &Path) -> PathBuf {
     let abs = std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf());
     let mut out = PathBuf::new();
     for c in abs.components() {
