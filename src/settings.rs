@@ -283,6 +283,14 @@ impl LoadedConfig {
                     },
                 )?;
                 a.name = name.clone();
+                if let Some((field, n)) = a.implausible() {
+                    return Err(ConfigError::Invalid {
+                        path: shown.display().to_string(),
+                        message: format!(
+                            "[models.{name}]: `{field}` is {n}, past any model hwlint can size"
+                        ),
+                    });
+                }
                 Ok(a)
             })
             .collect::<Result<Vec<_>, ConfigError>>()?;

@@ -98,13 +98,13 @@ fn lora_params(a: &Architecture, r: u64, targets: &[String]) -> u64 {
             per_block += all
                 .iter()
                 .filter_map(|m| dims(m))
-                .map(|(x, y)| r * (x + y))
-                .sum::<u64>();
+                .map(|(x, y)| r.saturating_mul(x.saturating_add(y)))
+                .fold(0u64, u64::saturating_add);
         } else if let Some((x, y)) = dims(module_name(t)) {
-            per_block += r * (x + y);
+            per_block = per_block.saturating_add(r.saturating_mul(x.saturating_add(y)));
         }
     }
-    per_block * a.num_layers
+    per_block.saturating_mul(a.num_layers)
 }
 
 /// The memory terms of one model (or one part of a composite) before the instants are taken.

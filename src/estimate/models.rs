@@ -177,6 +177,19 @@ macro_rules! architecture {
             $($(#[$meta])* $field: $ty,)*
         }
 
+        impl Architecture {
+            /// Each field with a number, and its largest number.
+            fn dimensions(&self) -> Vec<(&'static str, u64)> {
+                let mut out = Vec::new();
+                $(
+                    if let Some(n) = Dimension::largest(&self.$field) {
+                        out.push((stringify!($field), n));
+                    }
+                )*
+                out
+            }
+        }
+
         impl From<ArchitectureTable> for Architecture {
             fn from(t: ArchitectureTable) -> Self {
                 Architecture {
@@ -543,6 +556,79 @@ fn lookup_exact(n: &str) -> Option<&'static Architecture> {
 }
 
 /// Reads a Hugging Face `config.json` (already parsed) into an architecture.
+/// What a field holds as a number, for the bounds of [`Architecture::implausible`].
+trait Dimension {
+    fn largest(&self) -> Option<u64> {
+        None
+    }
+}
+
+impl Dimension for u64 {
+    fn largest(&self) -> Option<u64> {
+        Some(*self)
+    }
+}
+
+impl Dimension for Option<u64> {
+    fn largest(&self) -> Option<u64> {
+        *self
+    }
+}
+
+impl Dimension for Vec<u64> {
+    fn largest(&self) -> Option<u64> {
+        self.iter().copied().max()
+    }
+}
+
+impl Dimension for Vec<Part> {
+    fn largest(&self) -> Option<u64> {
+        self.iter()
+            .flat_map(|p| [p.count, p.tokens.unwrap_or(0)])
+            .max()
+    }
+}
+
+impl Dimension for bool {}
+impl Dimension for String {}
+impl Dimension for Norm {}
+impl Dimension for Vec<String> {}
+impl Dimension for Option<String> {}
+impl Dimension for Option<bool> {}
+impl Dimension for Option<Quantization> {}
+
+/// The largest a dimension may be, ten times and more what any model trained has, and small
+/// enough that the parameter and memory arithmetic over them cannot overflow (a layer's
+/// matmuls, h x i x 3 x 4,096 experts, times 4,096 layers, stays under 2^64).
+fn dimension_bound(field: &str) -> u64 {
+    match field {
+        "vocab_size" | "max_position_embeddings" | "type_vocab_size" | "num_labels" => 1 << 26,
+        "params" => 1 << 44,
+        "intermediate_size" | "moe_intermediate_size" | "shared_expert_intermediate_size" => {
+            1 << 19
+        }
+        "num_layers"
+        | "num_decoder_layers"
+        | "num_single_layers"
+        | "first_dense_layers"
+        | "num_heads"
+        | "num_kv_heads"
+        | "num_experts"
+        | "num_experts_per_tok" => 1 << 12,
+        _ => 1 << 17,
+    }
+}
+
+impl Architecture {
+    /// The first dimension past any model's (`num_layers` 9223372036854775807): such a model
+    /// is not one hwlint can size, and its arithmetic would overflow.
+    pub fn implausible(&self) -> Option<(&'static str, u64)> {
+        self.dimensions()
+            .into_iter()
+            .find(|(field, n)| *n > dimension_bound(field))
+    }
+}
+
 pub fn from_hf_config(path: &str, v: &serde_json::Value) -> Result<Architecture, ModelError> {
     let model_type = v
         .get("model_type")
@@ -885,6 +971,11 @@ pub fn from_hf_config(path: &str, v: &serde_json::Value) -> Result<Architecture,
             "config.json lacks the dimensions of its model_type",
         ));
     }
+    if let Some((field, n)) = arch.implausible() {
+        return Err(invalid(&format!(
+            "`{field}` is {n}, past any model hwlint can size"
+        )));
+    }
     Ok(arch)
 }
 
@@ -964,6 +1055,16 @@ fn cached_config_in(root: &std::path::Path, name: &str) -> Option<std::path::Pat
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn every_catalog_model_is_within_the_dimension_bounds() {
+        for a in catalog() {
+            assert_eq!(a.implausible(), None, "{}", a.name);
+        }
+        let mut huge = catalog()[0].clone();
+        huge.num_layers = i64::MAX as u64;
+        assert_eq!(huge.implausible(), Some(("num_layers", i64::MAX as u64)));
+    }
 
     #[test]
     fn every_composite_part_names_a_catalog_model() {

@@ -126,7 +126,7 @@ pub fn inline_architecture(inline: &crate::dialect::InlineModel) -> Option<Archi
         }
         _ => false,
     };
-    ok.then_some(arch)
+    (ok && arch.implausible().is_none()).then_some(arch)
 }
 
 pub struct Inputs<'a> {

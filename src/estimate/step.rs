@@ -304,7 +304,7 @@ impl Plan {
             .map(|part| {
                 let mut sub = self.clone();
                 sub.arch = (*part.arch).clone();
-                sub.batch = self.batch.max(1) * part.count.max(1);
+                sub.batch = self.batch.max(1).saturating_mul(part.count.max(1));
                 sub.seq_len = part.tokens.unwrap_or(0);
                 sub.image_size = part.image_size.unwrap_or(self.image_size);
                 // LoRA adapts the parts that train (openpi's gemma_2b_lora / gemma_300m_lora).

@@ -135,7 +135,8 @@ impl Context<'_> {
         }
         if let Some((d, set)) = s.int(Concept::DevicesPerNode) {
             let nodes = s.int(Concept::Nodes).map_or(1, |(n, _)| n);
-            return Some((d * nodes, set.origin.describe()));
+            // Past i64, no count of processes a launcher starts: unknown.
+            return d.checked_mul(nodes).map(|ws| (ws, set.origin.describe()));
         }
         self.target.gpus.map(|g| {
             (
@@ -173,7 +174,7 @@ impl Context<'_> {
     /// sequence-data-parallel group (runtime/engine.py:1839, 1936, 2351).
     fn model_sharding_group(&self) -> Option<(i64, String)> {
         let (ws, source) = self.world_size()?;
-        let mut model = 1;
+        let mut model: i64 = 1;
         for c in [
             Concept::TensorParallel,
             Concept::PipelineParallel,
@@ -182,7 +183,7 @@ impl Context<'_> {
             if self.setup.is_unknown(c) {
                 return None;
             }
-            model *= self.setup.int(c).map_or(1, |(v, _)| v.max(1));
+            model = model.checked_mul(self.setup.int(c).map_or(1, |(v, _)| v.max(1)))?;
         }
         if model == 1 {
             return Some((ws, source));
@@ -194,7 +195,8 @@ impl Context<'_> {
     /// (`cpus_per_task`), else the host's cores shared by the processes on a node.
     pub fn cores_per_process(&self) -> Option<(i64, String)> {
         if let Some((c, s)) = self.setup.int(Concept::CpusPerProcess) {
-            return Some((c, s.origin.describe()));
+            // No scheduler gives a process no cores: such a count says nothing to check against.
+            return (c >= 1).then(|| (c, s.origin.describe()));
         }
         let cores = i64::from(self.target.host.cpu_cores?);
         let procs = self.processes_per_node();

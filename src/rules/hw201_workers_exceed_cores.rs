@@ -44,7 +44,7 @@ pub(crate) fn check(ctx: &Context) -> Vec<Violation> {
         return vec![];
     }
     let procs = ctx.processes_per_node();
-    let suggested = (cores - 1).max(1);
+    let suggested = cores.saturating_sub(1).max(1);
     let message = match ctx.setup.get(Concept::CpusPerProcess) {
         Some(_) => format!(
             "{} {workers} dataloader workers per process > {cores} CPU cores per process ({cores_from})",
@@ -54,7 +54,7 @@ pub(crate) fn check(ctx: &Context) -> Vec<Violation> {
             "{} {workers} x {procs} process{} per node = {} dataloader workers > {} CPU cores on {}{}",
             setting.origin.describe(),
             if procs == 1 { "" } else { "es" },
-            workers * procs,
+            i128::from(workers) * i128::from(procs),
             ctx.target.host.cpu_cores.unwrap_or_default(),
             ctx.target.describe(),
             if ctx.target.is_default {

@@ -46,7 +46,7 @@ pub(crate) fn check(ctx: &Context) -> Vec<Violation> {
     }
     let (workers, applicability, why) = match ctx.cores_per_process() {
         Some((cores, _)) => {
-            let per_proc = cores - 1;
+            let per_proc = cores.saturating_sub(1);
             if per_proc < 1 {
                 return vec![];
             }

@@ -92,9 +92,11 @@ fn own_arithmetic(ctx: &Context) -> Vec<Violation> {
     if let (Some((device, device_set)), Some((accum, accum_set))) =
         (s.int(Concept::DeviceBatch), s.int(Concept::GradAccum))
     {
+        // In i128: products of two i64 never overflow it.
+        let product = i128::from(micro) * i128::from(accum);
         if device_set.origin.is_explicit()
             && accum_set.origin.is_explicit()
-            && device != micro * accum
+            && i128::from(device) != product
         {
             return vec![Violation {
                 message: format!(
@@ -102,7 +104,7 @@ fn own_arithmetic(ctx: &Context) -> Vec<Violation> {
                     device_set.origin.describe(),
                     micro_set.origin.describe(),
                     accum_set.origin.describe(),
-                    micro * accum
+                    product
                 ),
                 span: ctx.span_of(Concept::DeviceBatch),
                 fix: None,
@@ -120,8 +122,11 @@ fn own_arithmetic(ctx: &Context) -> Vec<Violation> {
             None => return vec![],
         },
     };
-    let ws = ctx.data_parallel();
-    let per_step = micro * accum.as_ref().map_or(1, |(a, _)| *a);
+    // Data-parallel GPUs that are none (or fewer) say nothing a batch can be checked against.
+    let ws = ctx.data_parallel().filter(|(n, _)| *n > 0);
+    // Products in i128: each factor is an i64, and three of them fit.
+    let per_step = i128::from(micro) * i128::from(accum.as_ref().map_or(1, |(a, _)| *a));
+    let global_wide = i128::from(global);
     let accum_text = accum
         .as_ref()
         .map_or(String::new(), |(_, t)| format!(" x {t}"));
@@ -133,15 +138,18 @@ fn own_arithmetic(ctx: &Context) -> Vec<Violation> {
         }]
     };
     match (&accum, ws) {
-        (Some(_), Some((ws, ws_source))) if global != per_step * ws => {
-            let fixed = per_step * ws;
-            let fix = ctx.set(
-                Concept::GlobalBatch,
-                NewValue::Int(fixed),
-                // The global batch is what the optimizer sees: changing it is never safe.
-                Applicability::Unsafe,
-                format!("set `{}` to {fixed}", global_set.origin.key()),
-            );
+        (Some(_), Some((ws, ws_source))) if global_wide != per_step * i128::from(ws) => {
+            let fixed = per_step * i128::from(ws);
+            // A global batch past i64 is no number to write.
+            let fix = i64::try_from(fixed).ok().and_then(|fixed| {
+                ctx.set(
+                    Concept::GlobalBatch,
+                    NewValue::Int(fixed),
+                    // The global batch is what the optimizer sees: changing it is never safe.
+                    Applicability::Unsafe,
+                    format!("set `{}` to {fixed}", global_set.origin.key()),
+                )
+            });
             violation(
                 format!(
                     "{} {global} != {} {micro}{accum_text} x {} ({ws_source}) = {fixed}",
@@ -152,17 +160,21 @@ fn own_arithmetic(ctx: &Context) -> Vec<Violation> {
                 fix,
             )
         }
-        (None, Some((ws, ws_source))) if global % (micro * ws) != 0 => violation(
-            format!(
-                "{} {global} is not divisible by {} {micro} x {} ({ws_source}) = {}: no whole gradient accumulation gives it",
-                global_set.origin.describe(),
-                micro_set.origin.describe(),
-                super::processes(ws),
-                micro * ws
-            ),
-            None,
-        ),
-        (_, None) if global % per_step != 0 => violation(
+        (None, Some((ws, ws_source)))
+            if global_wide % (i128::from(micro) * i128::from(ws)) != 0 =>
+        {
+            violation(
+                format!(
+                    "{} {global} is not divisible by {} {micro} x {} ({ws_source}) = {}: no whole gradient accumulation gives it",
+                    global_set.origin.describe(),
+                    micro_set.origin.describe(),
+                    super::processes(ws),
+                    i128::from(micro) * i128::from(ws)
+                ),
+                None,
+            )
+        }
+        (_, None) if global_wide % per_step != 0 => violation(
             format!(
                 "{} {global} is not divisible by {} {micro}{}, whatever the number of processes",
                 global_set.origin.describe(),

@@ -51,6 +51,9 @@ pub(crate) fn largest_divisor_at_most(n: i64, limit: i64) -> i64 {
 /// accumulation stays `per_device` (exact: `micro` divides it). Safe when both keys can be
 /// written; unsafe (micro-batch only) when the dialect has no accumulation key.
 pub(crate) fn batch_fix(ctx: &Context, micro: i64, per_device: i64, why: &str) -> Option<Fix> {
+    if micro < 1 || per_device < micro {
+        return None;
+    }
     let micro_setting = ctx.setup.get(Concept::MicroBatch)?;
     let micro_key = micro_setting.origin.key().to_string();
     let accum = per_device / micro;
@@ -77,7 +80,7 @@ pub(crate) fn batch_fix(ctx: &Context, micro: i64, per_device: i64, why: &str) -
                 let moves = if accum > before { "rises" } else { "falls" };
                 format!(
                     "set `{micro_key}` to {micro}; the global batch stays {} so accumulation {moves} to {accum} ({why})",
-                    per_device * ctx.data_parallel().map_or(1, |(n, _)| n)
+                    i128::from(per_device) * i128::from(ctx.data_parallel().map_or(1, |(n, _)| n))
                 )
             }
             None if ctx.dialect.semantics.accumulation_derived => format!(
@@ -131,7 +134,7 @@ fn global_batch_keeps(ctx: &Context, per_device: i64) -> Option<Option<KeyWrite>
         .is_some();
     Some(Some(KeyWrite {
         key,
-        value: NewValue::Int(per_device * dp),
+        value: NewValue::Int(per_device.checked_mul(dp)?),
         present,
     }))
 }
@@ -144,7 +147,9 @@ pub(crate) fn per_device_batch(ctx: &Context) -> Option<i64> {
         // `global_batch_size` / (devices x micro-batch)) when one is, else there is none.
         None => match (ctx.setup.int(Concept::GlobalBatch), ctx.data_parallel()) {
             (Some((global, _)), Some((dp, _)))
-                if dp > 0 && micro > 0 && global % (micro * dp) == 0 =>
+                if dp > 0
+                    && micro > 0
+                    && micro.checked_mul(dp).is_some_and(|step| global % step == 0) =>
             {
                 (global / (micro * dp)).max(1)
             }
@@ -152,7 +157,8 @@ pub(crate) fn per_device_batch(ctx: &Context) -> Option<i64> {
         },
         Some(_) => ctx.setup.int(Concept::GradAccum)?.0.max(1),
     };
-    Some(micro * accum)
+    // Numbers past i64 are no batch a framework runs: no per-device batch is known.
+    micro.checked_mul(accum)
 }
 
 /// Under the built-in default target the GPU is a guess: a memory fix is shown, never applied
