@@ -140,6 +140,8 @@ fn measure(text: &str, max_brackets: usize, limit: u32) -> Result<u32, (usize, D
     let mut levels = vec![Level::new(0)];
     // Whether the previous token ended an operand (an identifier, literal, closing bracket).
     let mut operand = false;
+    // The last tokens were `.name`: a `(` now is a method call, one tree level with its `.`.
+    let (mut dot, mut method) = (false, false);
     for (at, tok) in tokens(text, 0) {
         let Some(level) = levels.last_mut() else {
             break;
@@ -158,7 +160,7 @@ fn measure(text: &str, max_brackets: usize, limit: u32) -> Result<u32, (usize, D
         match tok {
             Tok::Open(c) => {
                 // A call or index after an operand is a postfix level of the tree too.
-                if operand && c != b'{' {
+                if operand && c != b'{' && !(method && c == b'(') {
                     level.running = level.running.saturating_add(1);
                 }
                 let own = if c == b'{' { 8 } else { 4 };
@@ -216,6 +218,8 @@ fn measure(text: &str, max_brackets: usize, limit: u32) -> Result<u32, (usize, D
             Tok::Lifetime => {}
         }
         operand = ends_operand;
+        method = dot && matches!(tok, Tok::Ident(_));
+        dot = tok == Tok::Punct(".");
         let total = levels.last().map_or(0, Level::total);
         if total > limit {
             return Err((at, Deep::Cost));
@@ -283,7 +287,7 @@ mod tests {
             format!("fn f() {{ if a {{}} {} }}", "else if a {} ".repeat(6000)),
             format!(
                 "fn f() {{ let x = Foo::new(b){}; }}",
-                ".bar(0)".repeat(10_000)
+                ".bar(0)".repeat(20_000)
             ),
             format!("fn f() {{ let x = 1{}; }}", " + 1".repeat(20_000)),
             format!("fn f() {{ let x = a = {{x}} {}; }}", "= {y} ".repeat(6000)),
