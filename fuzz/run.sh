@@ -3,7 +3,8 @@
 #
 #   fuzz/run.sh [SECONDS]            each target for SECONDS (default 120)
 #   FUZZ_RUNS=N fuzz/run.sh          each target for N executions instead
-#   FUZZ_TARGETS="yaml fix" ...      only these targets (default: yaml toml json fix)
+#   FUZZ_TARGETS="yaml fix" ...      only these targets (default: every target of fuzz/Cargo.toml:
+#                                    yaml toml json fix python rust shell launch inherit)
 #   FUZZ_KEEP_GOING=1 ...            do not stop at the first crash (libFuzzer fork mode with
 #                                    -ignore_crashes): collects every crash in the time given
 #   FUZZ_SANITIZER=none ...          build without AddressSanitizer (about twice the execs/s)
@@ -30,7 +31,7 @@ root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 fuzz="$root/fuzz"
 cd "$root"
 
-read -ra targets <<<"${FUZZ_TARGETS:-yaml toml json fix}"
+read -ra targets <<<"${FUZZ_TARGETS:-yaml toml json fix python rust shell launch inherit}"
 
 # --- cargo-fuzz -------------------------------------------------------------------------------
 if ! command -v cargo-fuzz >/dev/null 2>&1; then
@@ -43,9 +44,11 @@ if ! command -v cargo-fuzz >/dev/null 2>&1; then
 fi
 
 # --- corpus seeds -----------------------------------------------------------------------------
-# Every input starts with header bytes (see tests/support/invariants.rs): `yaml` and `toml` one
-# byte for the file name and hardware, `json` and `fix` two (variant or format, then file name
-# and hardware). Seeds cycle through the 8 file names x 4 targets.
+# Every input starts with header bytes (see tests/support/invariants.rs): `yaml`, `toml`,
+# `python`, `rust` and `shell` one byte for the file name and hardware, `json` and `fix` two
+# (variant or format, then file name and hardware); `launch` and `inherit` one, then files
+# split at NUL bytes. Seeds cycle through the 8 file names x 4 targets; every target also starts
+# from its committed regressions.
 seed() { # seed TARGET HEADER-BYTES(decimal, space-separated) FILE
     local dir="$fuzz/corpus/$1" header="" name b
     for b in $2; do header+="\\x$(printf '%02x' "$b")"; done
@@ -64,11 +67,14 @@ while IFS= read -r -d '' f; do
         *.yaml | *.yml) fmt=yaml fmtbyte=48 ;; # '0'
         *.toml) fmt=toml fmtbyte=49 ;;          # '1'
         *.json | *.jsonc) fmt=json fmtbyte=50 ;; # '2'
+        *.py) fmt=python ;;
+        *.rs) fmt=rust ;;
+        *.sh) fmt=shell ;;
         *) continue ;;
     esac
     for t in "${targets[@]}"; do
         case "$t" in
-            yaml | toml) [[ "$t" == "$fmt" ]] && seed "$t" "$p" "$f" ;;
+            yaml | toml | python | rust | shell) [[ "$t" == "$fmt" ]] && seed "$t" "$p" "$f" ;;
             json)
                 if [[ "$fmt" == json ]]; then
                     seed json "48 $p" "$f"
@@ -81,7 +87,12 @@ while IFS= read -r -d '' f; do
                 ;;
         esac
     done
-done < <(find fixtures -type f \( -name '*.yaml' -o -name '*.yml' -o -name '*.toml' -o -name '*.json' -o -name '*.jsonc' \) -print0 | sort -z)
+done < <(find fixtures -type f \( -name '*.yaml' -o -name '*.yml' -o -name '*.toml' -o -name '*.json' -o -name '*.jsonc' -o -name '*.py' -o -name '*.rs' -o -name '*.sh' \) -print0 | sort -z)
+for t in "${targets[@]}"; do
+    for f in "$fuzz/regressions/$t"/*; do
+        [[ -f "$f" && "$(basename "$f")" != README.md ]] && cp "$f" "$fuzz/corpus/$t/regression-$(basename "$f")"
+    done
+done
 
 # --- build once, then run ---------------------------------------------------------------------
 # cargo-fuzz needs nightly rustc flags. Where no nightly toolchain is installed (and none can
@@ -130,7 +141,7 @@ done
 
 # --- report -----------------------------------------------------------------------------------
 failed=0
-printf '\n%-6s %12s %9s %8s %8s  %s\n' target executions exec/s seconds crashes status
+printf '\n%-8s %12s %9s %8s %8s  %s\n' target executions exec/s seconds crashes status
 for t in "${targets[@]}"; do
     log="$fuzz/logs/$t.log"
     # Plain mode ends with `Done N runs in S second(s)`; fork mode prints `#N: cov: ...` lines
@@ -155,7 +166,7 @@ for t in "${targets[@]}"; do
         state="exit ${status[$t]}"
         failed=1
     fi
-    printf '%-6s %12s %9s %8s %8s  %s\n' "$t" "${execs:-?}" "$rate" "$secs" "$crashes" "$state"
+    printf '%-8s %12s %9s %8s %8s  %s\n' "$t" "${execs:-?}" "$rate" "$secs" "$crashes" "$state"
 done
 if ((failed)); then
     echo

@@ -10,6 +10,14 @@
 //!   the text.
 //! - `fix`: byte 0 picks the format (`0` YAML, `1` TOML, `2` JSON, `3` JSONC, modulo 4), byte 1
 //!   the file and hardware; then the text.
+//! - `python`, `rust`, `shell`: byte 0 picks the file and the hardware; the rest is the file's
+//!   text, linted (every output format) and fixed with every fix on (the `fix` invariants).
+//! - `launch`: byte 0 picks the hardware (`/ 64`); the rest is split at NUL bytes into a launch
+//!   script `run.sh`, the config `cfg.yaml` and the script `train.py` it may name, written to a
+//!   folder of their own; `run.sh` is linted and fixed.
+//! - `inherit`: byte 0 picks mmengine Python (even) or detectron2 YAML (odd) and the hardware;
+//!   the rest, split at NUL bytes, is `a`, `b` and `d/c` of that format, which may name each other
+//!   in `_base_` / `_BASE_`; `a` is linted and fixed.
 //!
 //! A file-and-hardware byte `b` picks the file name `paths(format)[b % 8]` and the target
 //! `HARDWARE[b / 64]`: the ASCII digits `0`..`7` are file names 0..7 on the default workstation
@@ -31,7 +39,9 @@ use hwlint::settings::{FileSettings, LoadedConfig, Overrides};
 use hwlint::syntax::{self, Format};
 
 /// The fuzz targets, in the order of `fuzz/fuzz_targets/`.
-pub const TARGETS: &[&str] = &["yaml", "toml", "json", "fix"];
+pub const TARGETS: &[&str] = &[
+    "yaml", "toml", "json", "fix", "python", "rust", "shell", "launch", "inherit",
+];
 
 /// File names that real configs of each format carry (the dialects' own file names, the ones a
 /// linked DeepSpeed config is looked up by, a few unrelated ones). Eight each.
@@ -76,14 +86,46 @@ const JSONC_PATHS: &[&str] = &[
     "tsconfig.jsonc",
 ];
 
+const PYTHON_PATHS: &[&str] = &[
+    "train.py",
+    "scripts/train.py",
+    "src/openpi/training/config.py",
+    "configs/faster_rcnn_r50_fpn.py",
+    "lightning_train.py",
+    "finetune.py",
+    "tests/test_train.py",
+    "setup.py",
+];
+const RUST_PATHS: &[&str] = &[
+    "src/training.rs",
+    "src/main.rs",
+    "examples/guide/src/training.rs",
+    "train.rs",
+    "src/config.rs",
+    "build.rs",
+    "src/lib.rs",
+    "tests/train.rs",
+];
+const SHELL_PATHS: &[&str] = &[
+    "train.sh",
+    "scripts/train.sh",
+    "run.sh",
+    "launch.bash",
+    "examples/finetune.sh",
+    "slurm/job.sh",
+    "sweep.sh",
+    "install.sh",
+];
+
 pub fn paths(format: Format) -> &'static [&'static str] {
     match format {
         Format::Yaml => YAML_PATHS,
         Format::Toml => TOML_PATHS,
         Format::Json => JSON_PATHS,
         Format::Jsonc => JSONC_PATHS,
-        // Code and launch scripts have invariants of their own (tests/*_frontend.rs).
-        Format::Python | Format::Rust | Format::Shell => &[],
+        Format::Python => PYTHON_PATHS,
+        Format::Rust => RUST_PATHS,
+        Format::Shell => SHELL_PATHS,
     }
 }
 
@@ -116,7 +158,16 @@ pub fn settings(path: &Path, hardware: usize) -> &'static FileSettings {
     let cache = CACHE.get_or_init(|| {
         let config = LoadedConfig::empty().expect("the empty config loads");
         let mut all = Vec::new();
-        for format in [Format::Yaml, Format::Toml, Format::Json, Format::Jsonc] {
+        let formats = [
+            Format::Yaml,
+            Format::Toml,
+            Format::Json,
+            Format::Jsonc,
+            Format::Python,
+            Format::Rust,
+            Format::Shell,
+        ];
+        for format in formats {
             for p in paths(format) {
                 for hw in 0..HARDWARE.len() {
                     let p = PathBuf::from(p);
@@ -133,7 +184,23 @@ pub fn settings(path: &Path, hardware: usize) -> &'static FileSettings {
         .iter()
         .find(|(p, hw, _)| p == path && *hw == hardware)
         .map(|(_, _, s)| s)
-        .expect("path comes from paths()")
+        .unwrap_or_else(|| {
+            // A file of the multi-file targets: settings built for it, once each.
+            static MORE: std::sync::Mutex<Vec<(PathBuf, usize, &'static FileSettings)>> =
+                std::sync::Mutex::new(Vec::new());
+            let mut more = MORE.lock().unwrap_or_else(|e| e.into_inner());
+            if let Some((_, _, s)) = more.iter().find(|(p, hw, _)| p == path && *hw == hardware) {
+                return s;
+            }
+            let config = LoadedConfig::empty().expect("the empty config loads");
+            let s: &'static FileSettings = Box::leak(Box::new(
+                config
+                    .for_file(path, &overrides(hardware))
+                    .unwrap_or_else(|e| panic!("settings for {hardware}: {e}")),
+            ));
+            more.push((path.to_path_buf(), hardware, s));
+            s
+        })
 }
 
 /// The file name and hardware a header byte picks (see the module docs).
@@ -154,6 +221,11 @@ pub fn check_target(target: &str, bytes: &[u8]) {
         "toml" => check_toml(bytes),
         "json" => check_json(bytes),
         "fix" => check_fix_invariants(bytes),
+        "python" => check_code(Format::Python, bytes),
+        "rust" => check_code(Format::Rust, bytes),
+        "shell" => check_code(Format::Shell, bytes),
+        "launch" => check_launch(bytes),
+        "inherit" => check_inherit(bytes),
         other => panic!("unknown fuzz target {other}"),
     }
 }
@@ -279,6 +351,84 @@ pub fn check_fix_invariants(bytes: &[u8]) {
     let Ok(raw) = std::str::from_utf8(&bytes[2..]) else {
         return;
     };
+    check_fix_in(format, path, hardware, raw);
+}
+
+/// A Python, Rust or shell file: linted and rendered, then fixed with every fix on.
+pub fn check_code(format: Format, bytes: &[u8]) {
+    let Some((selector, rest)) = bytes.split_first() else {
+        return;
+    };
+    let Ok(text) = std::str::from_utf8(rest) else {
+        return;
+    };
+    let (path, hardware) = file_and_hardware(format, Some(selector));
+    check_lint_all_formats(format, path, hardware, text);
+    check_fix_in(format, path, hardware, text);
+}
+
+thread_local! {
+    /// The folder of the multi-file targets' files, one per thread, kept for the run.
+    static FOLDER: tempfile::TempDir = tempfile::tempdir().expect("a temporary folder");
+}
+
+/// Writes `parts` (split at NUL bytes) as the files `names` in this thread's folder (a part
+/// that is not UTF-8 writes nothing, no part an empty file), and runs `f` on the folder.
+fn with_files<T>(parts: &[u8], names: &[&str], f: impl FnOnce(&Path) -> T) -> Option<T> {
+    let texts: Vec<&str> = parts
+        .split(|&b| b == 0)
+        .map(std::str::from_utf8)
+        .collect::<Result<_, _>>()
+        .ok()?;
+    FOLDER.with(|dir| {
+        for (i, name) in names.iter().enumerate() {
+            let p = dir.path().join(name);
+            std::fs::create_dir_all(p.parent().expect("a folder")).expect("writable");
+            std::fs::write(&p, texts.get(i).copied().unwrap_or("")).expect("writable");
+        }
+        Some(f(dir.path()))
+    })
+}
+
+/// A launch script over the config and script it names, linted and fixed.
+pub fn check_launch(bytes: &[u8]) {
+    let Some((selector, rest)) = bytes.split_first() else {
+        return;
+    };
+    let hardware = usize::from(*selector) / 64;
+    with_files(rest, &["run.sh", "cfg.yaml", "train.py"], |dir| {
+        let path = dir.join("run.sh");
+        let Ok(text) = std::fs::read_to_string(&path) else {
+            return;
+        };
+        check_lint_all_formats(Format::Shell, &path, hardware, &text);
+        check_fix_in(Format::Shell, &path, hardware, &text);
+    });
+}
+
+/// A config over the bases it names (`_base_` in Python, `_BASE_` in YAML), linted and fixed.
+pub fn check_inherit(bytes: &[u8]) {
+    let Some((selector, rest)) = bytes.split_first() else {
+        return;
+    };
+    let hardware = usize::from(*selector) / 64;
+    let (format, names) = if selector % 2 == 0 {
+        (Format::Python, ["a.py", "b.py", "d/c.py"])
+    } else {
+        (Format::Yaml, ["a.yaml", "b.yaml", "d/c.yaml"])
+    };
+    with_files(rest, &names, |dir| {
+        let path = dir.join(names[0]);
+        let Ok(text) = std::fs::read_to_string(&path) else {
+            return;
+        };
+        check_lint_all_formats(format, &path, hardware, &text);
+        check_fix_in(format, &path, hardware, &text);
+    });
+}
+
+/// The `fix` invariants (see [`check_fix_invariants`]) for one file's text.
+pub fn check_fix_in(format: Format, path: &Path, hardware: usize, raw: &str) {
     let settings = settings(path, hardware);
     let mode = FixMode::Apply(Applicability::Unsafe);
 
