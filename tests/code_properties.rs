@@ -167,3 +167,147 @@ proptest! {
         }
     }
 }
+
+// ---------------------------------------------------------------------------------------------
+// Through lint and fix: training files of each code format, their numbers and layout drawn at
+// random, linted on random hardware and fixed with every fix on under the fix invariants
+// (tests/support/invariants.rs: a fixed file parses, fixing again changes nothing, a fix
+// changes only its own bytes).
+
+#[path = "support/invariants.rs"]
+mod invariants;
+
+/// A count a config may hold, small and large.
+fn count() -> impl Strategy<Value = i64> + Clone {
+    prop_oneof![0i64..10, 0i64..5000, Just(1 << 20), Just(i64::MAX)]
+}
+
+fn python_file() -> impl Strategy<Value = String> {
+    let kwargs = (
+        count(),
+        count(),
+        any::<bool>(),
+        any::<bool>(),
+        any::<bool>(),
+    );
+    prop_oneof![
+        // A plain PyTorch script, its loader's numbers literal, from argparse or from the env.
+        (kwargs, 0usize..3).prop_map(|((bs, w, pin, persist, multiline), source)| {
+            let workers = match source {
+                0 => w.to_string(),
+                1 => "args.workers".to_string(),
+                _ => format!("int(os.environ.get(\"WORKERS\", \"{w}\"))"),
+            };
+            let sep = if multiline { ",\n    " } else { ", " };
+            format!(
+                "import os\nimport argparse\nimport torch\nfrom torch.utils.data import DataLoader\n\
+                 p = argparse.ArgumentParser()\np.add_argument(\"--workers\", type=int, default={w})\n\
+                 args = p.parse_args()\nmodel = torch.nn.Linear(2, 2).cuda()\n\
+                 loader = DataLoader(ds{sep}batch_size={bs}{sep}num_workers={workers}{sep}pin_memory={}{sep}persistent_workers={})\n\
+                 for x in loader:\n    model(x.cuda()).sum().backward()\n",
+                if pin { "True" } else { "False" },
+                if persist { "True" } else { "False" },
+            )
+        }),
+        // Hugging Face TrainingArguments in a script.
+        (count(), count(), count(), count(), count(), any::<bool>()).prop_map(
+            |(bs, accum, steps, save, warmup, bf16)| format!(
+                "from transformers import Trainer, TrainingArguments\n\
+                 args = TrainingArguments(\n    output_dir=\"out\",\n    per_device_train_batch_size={bs},\n    \
+                 gradient_accumulation_steps={accum},\n    max_steps={steps},\n    save_steps={save},\n    \
+                 warmup_steps={warmup},\n    bf16={},\n    dataloader_num_workers=0,\n)\n\
+                 trainer = Trainer(model=model, args=args, train_dataset=ds)\ntrainer.train()\n",
+                if bf16 { "True" } else { "False" }
+            )
+        ),
+        // openpi's list of named setups.
+        (count(), count(), count()).prop_map(|(bs, steps, workers)| format!(
+            "_CONFIGS = [\n    TrainConfig(\n        name=\"pi0_libero\",\n        model=pi0.Pi0Config(),\n        \
+             batch_size={bs},\n        num_train_steps={steps},\n        num_workers={workers},\n    ),\n]\n"
+        )),
+        // An mmengine config module.
+        (count(), count(), count()).prop_map(|(bs, workers, epochs)| format!(
+            "train_dataloader = dict(batch_size={bs}, num_workers={workers}, persistent_workers=False)\n\
+             train_cfg = dict(type='EpochBasedTrainLoop', max_epochs={epochs})\n\
+             optim_wrapper = dict(type='AmpOptimWrapper', optimizer=dict(type='SGD', lr=0.02))\n"
+        )),
+    ]
+}
+
+fn rust_file() -> impl Strategy<Value = String> {
+    (count(), count(), count(), count(), any::<bool>(), any::<bool>()).prop_map(
+        |(epochs, bs, workers, accum, chain_per_line, autodiff)| {
+            let sep = if chain_per_line { "\n        " } else { "" };
+            let backend = if autodiff {
+                "Autodiff<Wgpu<f32, i32>>"
+            } else {
+                "Wgpu<bf16, i32>"
+            };
+            format!(
+                "use burn::{{data::dataloader::DataLoaderBuilder, optim::AdamConfig, prelude::*}};\n\
+                 type B = {backend};\n\
+                 #[derive(Config)]\npub struct TrainingConfig {{\n    pub optimizer: AdamConfig,\n    \
+                 #[config(default = {epochs})]\n    pub num_epochs: usize,\n    \
+                 #[config(default = {bs})]\n    pub batch_size: usize,\n    \
+                 #[config(default = {workers})]\n    pub num_workers: usize,\n}}\n\
+                 pub fn train(config: TrainingConfig) {{\n    \
+                 let dataloader_train = DataLoaderBuilder::new(batcher){sep}.batch_size(config.batch_size){sep}.num_workers(config.num_workers){sep}.build(ds);\n    \
+                 let learner = LearnerBuilder::new(\"out\"){sep}.num_epochs(config.num_epochs){sep}.grads_accumulation({accum}){sep}.build(model, optim, lr);\n}}\n"
+            )
+        },
+    )
+}
+
+fn shell_file() -> impl Strategy<Value = String> {
+    let value = prop_oneof![
+        count().prop_map(|c| c.to_string()),
+        count().prop_map(|c| format!("\"{c}\"")),
+        count().prop_map(|c| format!("'{c}'")),
+        Just("$WORKERS".to_string()),
+    ];
+    (
+        value,
+        count(),
+        count(),
+        any::<bool>(),
+        any::<bool>(),
+        0usize..3,
+    )
+        .prop_map(|(workers, bs, nproc, continued, exported, program)| {
+            let sep = if continued { " \\\n  " } else { " " };
+            let export = if exported {
+                "export WORKERS=0\nexport XLA_PYTHON_CLIENT_MEM_FRACTION=0.9\n"
+            } else {
+                ""
+            };
+            let line = match program {
+                0 => format!("lerobot-train{sep}--policy.type=act{sep}--dataset.repo_id=lerobot/pusht{sep}--batch_size={bs}{sep}--num_workers={workers}"),
+                1 => format!("torchrun --nproc_per_node={nproc}{sep}train.py{sep}--per_device_train_batch_size {bs}{sep}--dataloader_num_workers {workers}"),
+                _ => format!("accelerate launch --num_processes {nproc}{sep}train.py{sep}--batch_size={bs}"),
+            };
+            format!("#!/bin/bash\nset -e\n{export}{line}\necho done\n")
+        })
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig {
+        cases: 1000,
+        failure_persistence: None,
+        ..ProptestConfig::default()
+    })]
+
+    #[test]
+    fn python_files_lint_and_fix_soundly(text in python_file(), selector in any::<u8>()) {
+        invariants::check_code(Format::Python, &[&[selector], text.as_bytes()].concat());
+    }
+
+    #[test]
+    fn rust_files_lint_and_fix_soundly(text in rust_file(), selector in any::<u8>()) {
+        invariants::check_code(Format::Rust, &[&[selector], text.as_bytes()].concat());
+    }
+
+    #[test]
+    fn shell_files_lint_and_fix_soundly(text in shell_file(), selector in any::<u8>()) {
+        invariants::check_code(Format::Shell, &[&[selector], text.as_bytes()].concat());
+    }
+}

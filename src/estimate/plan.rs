@@ -212,7 +212,7 @@ pub fn plan_for(i: &Inputs) -> Result<Planned, Gap> {
             Some((b, _)) => b,
             None => match (s.int(Concept::GlobalBatch), i.global_batch_splits) {
                 (Some((g, _)), true) => match i.data_parallel {
-                    Some(dp) if dp > 0 => (g + dp - 1) / dp,
+                    Some(dp) if dp > 0 => g / dp + i64::from(g % dp != 0),
                     _ => {
                         if g > 1 {
                             bounded.push(format!(

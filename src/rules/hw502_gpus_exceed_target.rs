@@ -47,7 +47,7 @@ pub(crate) fn check(ctx: &Context) -> Vec<Violation> {
             format!("{} {d}", set.origin.describe()),
         )
     } else if let Some((p, set)) = s.int(Concept::Processes) {
-        let per = (p + nodes - 1) / nodes;
+        let per = p / nodes + i64::from(p % nodes > 0);
         let how = if nodes > 1 {
             format!(
                 "{} {p} over {nodes} machines = {per} per machine",
