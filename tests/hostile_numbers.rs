@@ -97,10 +97,11 @@ thread_local! {
 }
 
 /// Every case of `files`: how many, and what failed.
-fn run_cases(files: &[PathBuf], configs: &ConfigResolver) -> (usize, Vec<String>) {
+fn run_cases(files: &[PathBuf], configs: &[ConfigResolver; 2]) -> (usize, Vec<String>) {
     let mut cases = 0;
     let mut failures = Vec::new();
-    for path in files {
+    for (i, path) in files.iter().enumerate() {
+        let configs = &configs[i % 2];
         let format = Format::from_path(path).unwrap();
         let text = std::fs::read_to_string(path).unwrap();
         let settings = configs
@@ -162,13 +163,19 @@ fn run_cases(files: &[PathBuf], configs: &ConfigResolver) -> (usize, Vec<String>
 #[test]
 fn hostile_numbers_through_every_rule_and_fix() {
     // A target the user named: fixes of the memory and host rules are applied, not only shown.
-    let overrides = Overrides {
+    // One GPU (the world size unknown) for half the files, eight for the other half: the
+    // arithmetic over the data-parallel GPUs only runs when they are known.
+    let overrides = |gpus| Overrides {
         target: Some("rtx-4090".into()),
+        gpus,
         cpu_cores: Some(8),
         ram_gb: Some(32.0),
         ..Default::default()
     };
-    let configs = ConfigResolver::new(overrides).unwrap();
+    let configs = [
+        ConfigResolver::new(overrides(None)).unwrap(),
+        ConfigResolver::new(overrides(Some(8))).unwrap(),
+    ];
     let files = fixture_files();
     assert!(files.len() > 100, "{} fixtures", files.len());
     // A failure is collected with its case; the default hook would print each one's backtrace.
