@@ -251,3 +251,130 @@ fn dense_lists_in_every_format_are_refused_within_a_gigabyte() {
         );
     }
 }
+
+// ---------------------------------------------------------------------------------------------
+// Nothing is ever run
+
+#[test]
+fn no_input_is_ever_executed() {
+    // Files whose running, importing, sourcing or building would write a marker file, where the
+    // code front-ends, launch lines and inheritance read them: lint, fix, show the settings,
+    // estimate. Not one marker may appear.
+    let d = tempfile::tempdir().unwrap();
+    let dir = d.path();
+    let m = |name: &str| dir.join(format!("MARKER_{name}")).display().to_string();
+    let files = [
+        (
+            "train.py",
+            format!(
+                "import os, pathlib, argparse\n\
+                 pathlib.Path({module:?}).write_text('ran')\n\
+                 __import__('os').system('touch {system}')\n\
+                 def touch(p):\n    open(p, 'w').write('ran')\n    return lambda f: f\n\
+                 @touch({decorator:?})\n\
+                 def main(workers=open({default:?}, 'w')):\n    pass\n\
+                 class Cfg:\n    x = open({class_body:?}, 'w')\n\
+                 p = argparse.ArgumentParser()\n\
+                 p.add_argument('--batch-size', type=lambda s: open({arg_type:?}, 'w'), default=64)\n\
+                 p.add_argument('--workers', type=int, default=0)\n\
+                 args = p.parse_args()\n\
+                 import torch\nfrom torch.utils.data import DataLoader\n\
+                 loader = DataLoader(ds, batch_size=args.batch_size, num_workers=args.workers)\n\
+                 model = torch.nn.Linear(2, 2).cuda()\n\
+                 if __name__ == '__main__':\n    open({main:?}, 'w')\n",
+                module = m("py_module"),
+                system = m("py_system"),
+                decorator = m("py_decorator"),
+                default = m("py_default"),
+                class_body = m("py_class_body"),
+                arg_type = m("py_argparse_type"),
+                main = m("py_main"),
+            ),
+        ),
+        (
+            "base.py",
+            format!(
+                "import os\nos.system('touch {}')\ntrain_dataloader = dict(batch_size=2, num_workers=0)\n",
+                m("py_base")
+            ),
+        ),
+        (
+            "cfg.py",
+            format!(
+                "_base_ = ['base.py']\nimport os\nos.system('touch {}')\noptim_wrapper = dict(type='AmpOptimWrapper')\n",
+                m("py_config")
+            ),
+        ),
+        (
+            "run.sh",
+            format!(
+                "#!/bin/bash\nexport WORKERS=$(touch {subst}; echo 0)\nOUT=`touch {tick}`\n\
+                 source <(echo touch {procsub})\neval \"touch {eval}\"\n\
+                 python train.py --batch-size ${{BS:=$(touch {default})}} --workers $WORKERS\n\
+                 lerobot-train --policy.type=act --output_dir=$(touch {flag}) --num_workers=0\n",
+                subst = m("sh_subst"),
+                tick = m("sh_backtick"),
+                procsub = m("sh_procsub"),
+                eval = m("sh_eval"),
+                default = m("sh_default"),
+                flag = m("sh_flag"),
+            ),
+        ),
+        (
+            "build.rs",
+            format!(
+                "fn main() {{\n    std::fs::write({:?}, \"ran\").unwrap();\n    std::process::Command::new(\"touch\").arg({:?}).status().unwrap();\n}}\n",
+                m("rs_build"),
+                m("rs_command")
+            ),
+        ),
+        (
+            "training.rs",
+            format!(
+                "#[derive(Config)]\npub struct TrainingConfig {{\n    #[config(default = {{ std::fs::write({:?}, \"\").unwrap(); 4 }})]\n    pub num_workers: usize,\n    #[config(default = 64)]\n    pub batch_size: usize,\n}}\nconst _: &str = include_str!(\"/proc/self/status\");\n",
+                m("rs_default")
+            ),
+        ),
+        (
+            "tagged.yaml",
+            format!(
+                "per_device_train_batch_size: !!python/object/apply:os.system [\"touch {}\"]\nmax_steps: 100\nsave_steps: 500\n",
+                m("yaml_tag")
+            ),
+        ),
+    ];
+    for (name, text) in &files {
+        fs::write(dir.join(name), text).unwrap();
+    }
+    let before = snapshot(dir);
+    let runs: [&[&str]; 5] = [
+        &["."],
+        &[
+            ".",
+            "--fix",
+            "--unsafe-fixes",
+            "--target",
+            "h100-sxm",
+            "--cpu-cores",
+            "4",
+        ],
+        &[".", "--show-settings"],
+        &[".", "--show-settings", "--output-format", "json"],
+        &["estimate", "train.py"],
+    ];
+    for args in runs {
+        let out = run(dir, args, false);
+        assert!(matches!(out.code, 0..=2), "hwlint {args:?}: {}", out.show());
+    }
+    let markers: Vec<_> = snapshot(dir)
+        .into_keys()
+        .filter(|p| p.to_string_lossy().contains("MARKER_"))
+        .collect();
+    assert!(markers.is_empty(), "ran: {markers:?}");
+    // The one write allowed: fixes, and only to the files linted (none of them a marker).
+    let after = snapshot(dir);
+    assert_eq!(
+        before.keys().collect::<Vec<_>>(),
+        after.keys().collect::<Vec<_>>()
+    );
+}
