@@ -5,7 +5,8 @@
 //!
 //! There is no per-file time budget in hwlint itself: this benchmark is what shows that no
 //! input shape (many keys, duplicates, suppressions, findings on one long line, deep nesting,
-//! many files) makes any stage grow faster than its input.
+//! a long builder chain, many launch lines, exports, flags and overrides on one line, many
+//! `_base_` files, many files) makes any stage grow faster than its input.
 
 use std::hint::black_box;
 use std::path::Path;
@@ -140,6 +141,95 @@ fn stages() -> Vec<Stage> {
                 .iter()
                 .filter(|e| **e)
                 .count()
+            },
+        },
+        Stage {
+            name: "Rust builder chain links",
+            base: 1_000,
+            run: |n, s| {
+                let t = format!(
+                    "fn train() {{\n    let dataloader_train = DataLoaderBuilder::new(b){}\n        .build(ds);\n}}\n",
+                    "\n        .num_workers(0)".repeat(n)
+                );
+                lint("train.rs", &t, Format::Rust, s, FixMode::Off)
+                    .diagnostics
+                    .len()
+            },
+        },
+        Stage {
+            name: "launch lines (shell)",
+            base: 2_000,
+            run: |n, s| {
+                let t = "python train.py --lr 1 --batch_size 8\n".repeat(n);
+                lint("sweep.sh", &t, Format::Shell, s, FixMode::Off)
+                    .diagnostics
+                    .len()
+            },
+        },
+        Stage {
+            name: "exports before 10 launch lines",
+            base: 4_000,
+            run: |n, s| {
+                let mut t: String = (0..n).map(|i| format!("export V{i}={i}\n")).collect();
+                t.push_str(&"python train.py --lr 1\n".repeat(10));
+                lint("sweep.sh", &t, Format::Shell, s, FixMode::Off)
+                    .diagnostics
+                    .len()
+            },
+        },
+        Stage {
+            name: "dotted flags over a config (one launch line)",
+            base: 2_500,
+            run: |n, s| {
+                let dir = tempfile::tempdir().expect("temp dir");
+                std::fs::write(
+                    dir.path().join("cfg.json"),
+                    "{\"dataset\": {\"repo_id\": \"lerobot/pusht\"}, \"policy\": {\"type\": \"act\"}, \"num_workers\": 0}",
+                )
+                .expect("write");
+                let flags: Vec<String> = (0..n).map(|i| format!("--a.b{i}.c=1")).collect();
+                let t = format!("lerobot-train --config_path=cfg.json {}\n", flags.join(" "));
+                let p = dir.path().join("run.sh");
+                lint(&p.display().to_string(), &t, Format::Shell, s, FixMode::Off)
+                    .diagnostics
+                    .len()
+            },
+        },
+        Stage {
+            name: "Hydra overrides (one launch line)",
+            base: 2_500,
+            run: |n, s| {
+                let flags: Vec<String> = (0..n).map(|i| format!("a.k{i}=1")).collect();
+                let t = format!("python train.py {}\n", flags.join(" "));
+                lint("run.sh", &t, Format::Shell, s, FixMode::Off)
+                    .diagnostics
+                    .len()
+            },
+        },
+        Stage {
+            name: "_base_ files listed (mmengine; depth is capped at 8)",
+            base: 50,
+            run: |n, s| {
+                let dir = tempfile::tempdir().expect("temp dir");
+                let mut names = Vec::new();
+                for i in 0..n {
+                    let name = format!("b{i}.py");
+                    std::fs::write(
+                        dir.path().join(&name),
+                        format!("train_dataloader = dict(batch_size={i}, num_workers=0)\n"),
+                    )
+                    .expect("write");
+                    names.push(format!("'{name}'"));
+                }
+                let t = format!(
+                    "_base_ = [{}]\ntrain_cfg = dict(type='EpochBasedTrainLoop', max_epochs=12)\n",
+                    names.join(", ")
+                );
+                let p = dir.path().join("cfg.py");
+                std::fs::write(&p, &t).expect("write");
+                lint_path(&p, Format::Python, s.clone(), FixMode::Off)
+                    .diagnostics
+                    .len()
             },
         },
         Stage {

@@ -8,6 +8,8 @@
 #   FUZZ_KEEP_GOING=1 ...            do not stop at the first crash (libFuzzer fork mode with
 #                                    -ignore_crashes): collects every crash in the time given
 #   FUZZ_SANITIZER=none ...          build without AddressSanitizer (about twice the execs/s)
+#   FUZZ_NO_TRACE_COMPARES=1 ...     build without comparison tracing: several times the execs/s
+#                                    for the code targets, whose lints compare many strings
 #   FUZZ_TIMEOUT=S                   seconds one input may take before it counts as a hang (20)
 #
 # Uses the nightly toolchain when installed, else the stable one with RUSTC_BOOTSTRAP=1 (no
@@ -106,6 +108,9 @@ fi
 fuzz_flags=()
 if [[ -n "${FUZZ_SANITIZER:-}" ]]; then
     fuzz_flags+=(--sanitizer "$FUZZ_SANITIZER")
+fi
+if [[ -n "${FUZZ_NO_TRACE_COMPARES:-}" ]]; then
+    fuzz_flags+=(--no-trace-compares)
 fi
 mkdir -p "$fuzz/logs"
 start=$(date +%s)

@@ -363,7 +363,6 @@ pub fn check_code(format: Format, bytes: &[u8]) {
         return;
     };
     let (path, hardware) = file_and_hardware(format, Some(selector));
-    check_lint_all_formats(format, path, hardware, text);
     check_fix_in(format, path, hardware, text);
 }
 
@@ -401,7 +400,6 @@ pub fn check_launch(bytes: &[u8]) {
         let Ok(text) = std::fs::read_to_string(&path) else {
             return;
         };
-        check_lint_all_formats(Format::Shell, &path, hardware, &text);
         check_fix_in(Format::Shell, &path, hardware, &text);
     });
 }
@@ -422,12 +420,12 @@ pub fn check_inherit(bytes: &[u8]) {
         let Ok(text) = std::fs::read_to_string(&path) else {
             return;
         };
-        check_lint_all_formats(format, &path, hardware, &text);
         check_fix_in(format, &path, hardware, &text);
     });
 }
 
-/// The `fix` invariants (see [`check_fix_invariants`]) for one file's text.
+/// The `fix` invariants (see [`check_fix_invariants`]) for one file's text, and its findings
+/// rendered in every output format.
 pub fn check_fix_in(format: Format, path: &Path, hardware: usize, raw: &str) {
     let settings = settings(path, hardware);
     let mode = FixMode::Apply(Applicability::Unsafe);
@@ -435,6 +433,7 @@ pub fn check_fix_in(format: Format, path: &Path, hardware: usize, raw: &str) {
     let first = lint_source(path, raw, format, settings, mode);
     let parsed = syntax::parse(&first.original, format).is_ok();
     check_diagnostics(&first);
+    render_everything(&first);
 
     // (a)
     if parsed {
