@@ -62,6 +62,23 @@ fn many(dir: &Path, n: usize) {
     }
 }
 
+/// `hwlint --fix .` in `dir`, sent `signal` after `delay_ms`; how it ended.
+fn fix_interrupted(dir: &Path, delay_ms: u64, signal: &str) -> std::process::ExitStatus {
+    let mut child = Proc::cargo_bin("hwlint")
+        .unwrap()
+        .current_dir(dir)
+        .args(["--no-config", "--fix", "--output-format", "concise", "."])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(delay_ms));
+    let _ = Proc::new("kill")
+        .args([&format!("-{signal}"), &child.id().to_string()])
+        .status();
+    child.wait().unwrap()
+}
+
 #[test]
 fn two_concurrent_fix_runs_leave_each_file_original_or_fixed() {
     let fixed = fixed_bad();
@@ -106,19 +123,7 @@ fn a_signal_during_writes_leaves_no_temporary_file_and_no_half_file() {
         let d = tempfile::tempdir().unwrap();
         let n = 1500;
         many(d.path(), n);
-        let mut child = Proc::cargo_bin("hwlint")
-            .unwrap()
-            .current_dir(d.path())
-            .args(["--no-config", "--fix", "--output-format", "concise", "."])
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap();
-        std::thread::sleep(Duration::from_millis(delay_ms));
-        let _ = Proc::new("kill")
-            .args(["-TERM", &child.id().to_string()])
-            .status();
-        let status = child.wait().unwrap();
+        let status = fix_interrupted(d.path(), delay_ms, "TERM");
         assert_ne!(status.code(), Some(101));
         assert!(
             temp_files(d.path()).is_empty(),
@@ -148,17 +153,7 @@ fn a_kill_during_writes_leaves_whole_files_and_the_next_run_sweeps_its_temporary
     let n = 1500;
     for delay_ms in [150, 600, 1200] {
         many(d.path(), n);
-        let mut child = Proc::cargo_bin("hwlint")
-            .unwrap()
-            .current_dir(d.path())
-            .args(["--no-config", "--fix", "--output-format", "concise", "."])
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap();
-        std::thread::sleep(Duration::from_millis(delay_ms));
-        let _ = child.kill();
-        let _ = child.wait();
+        fix_interrupted(d.path(), delay_ms, "KILL");
         let done = assert_each_original_or_fixed(d.path(), n, &fixed);
         println!(
             "SIGKILL at {delay_ms} ms: {done} of {n} files fixed, {} temporary files left",

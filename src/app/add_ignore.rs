@@ -5,10 +5,13 @@
 //! everywhere: after a shell `\` the comment ends the command (the next line's flags become a
 //! command of their own), and inside a string that goes on onto the next line (a Python
 //! triple-quoted string, a Rust raw string, a YAML quoted scalar over several lines) it becomes
-//! part of the value. So each place is tried in turn and kept only when the file, parsed
-//! again, says the same thing and the new comment covers the finding: the end of the line, the
-//! end of a continued line (which covers all of it), a comment line of its own above it.
-//! Where none holds, nothing is written for that line and the run says why.
+//! part of the value. So the end of a line is taken as it is only where nothing can go on past
+//! it (no continuation, no value of the tree spanning the line break); a line where something
+//! may is tried at each place in turn, each kept only when the file, parsed again, says the same
+//! thing and the new comment covers the finding: the end of the line, the end of a continued
+//! line (which covers all of it), a comment line of its own above it. Where none holds, nothing
+//! is written for that line and the run says why. All the comments together are checked once
+//! more before the file is written.
 
 use std::collections::{BTreeMap, HashSet};
 use std::path::PathBuf;
@@ -17,6 +20,9 @@ use crate::fix::{apply_fixes, Applicability, Edit, Fix};
 use crate::lint::{lint_text, FileResult};
 use crate::syntax::comments::{ends_continued, line_of, suppressions, LineComments, Scope};
 use crate::syntax::{self, Format, LineIndex};
+
+/// Lines of one file checked one by one (a parse and a lint each) at the most.
+const MAX_CHECKED_LINES: usize = 2000;
 
 /// What `--add-ignore` did: comments written, lines it found no place for, and whether a write
 /// failed.
@@ -38,7 +44,9 @@ pub(super) fn add_ignores(results: &[FileResult], roots: &[PathBuf]) -> Added {
         let Some(plan) = Plan::of(r, format) else {
             continue;
         };
-        let (edits, refused) = plan.edits();
+        let Some((edits, refused)) = plan.checked_edits() else {
+            continue;
+        };
         added.refused += refused.len();
         for line in refused {
             super::emit_err(&format!(
@@ -51,7 +59,8 @@ pub(super) fn add_ignores(results: &[FileResult], roots: &[PathBuf]) -> Added {
             continue;
         }
         let n = edits.len();
-        let Some(text) = plan.apply(edits) else {
+        let edits: Vec<Edit> = edits.into_iter().map(|(_, e)| e).collect();
+        let Some(text) = plan.applied(&edits) else {
             continue;
         };
         let mut new = Vec::new();
@@ -79,6 +88,13 @@ struct Plan<'r> {
     doc: syntax::Document,
     /// 0-based line -> the codes to suppress there.
     by_line: BTreeMap<usize, Vec<&'static str>>,
+    /// The suppressions already in the file.
+    existing: Vec<crate::syntax::comments::Suppression>,
+    /// The file's lines, line breaks included.
+    physical: Vec<&'r str>,
+    /// Byte offsets of line breaks some value of the tree spans (a multi-line string, a call
+    /// whose arguments go on over several lines): a comment there may land inside it.
+    spanned_breaks: Vec<usize>,
 }
 
 impl<'r> Plan<'r> {
@@ -97,14 +113,34 @@ impl<'r> Plan<'r> {
             return None;
         }
         let doc = syntax::parse(&r.text, format).ok()?;
+        let mut spanned_breaks = Vec::new();
+        for root in &doc.roots {
+            scalar_breaks(root, &r.text, &mut spanned_breaks, 0);
+        }
+        spanned_breaks.sort_unstable();
         Some(Plan {
             r,
             format,
             marker,
             index,
+            existing: suppressions(&r.text, format),
+            physical: syntax::lines_inclusive(&r.text).collect(),
+            spanned_breaks,
             doc,
             by_line,
         })
+    }
+
+    /// Whether a comment at the end of `line` could be anything but a comment covering it: the
+    /// line goes on (a `\`) or a value of the tree spans its break.
+    fn may_be_unsafe(&self, line: usize) -> bool {
+        let markers = self.format.comment_markers();
+        let continued = self
+            .physical
+            .get(line)
+            .is_some_and(|l| ends_continued(l, markers));
+        let end = self.line_end(line);
+        continued || self.spanned_breaks.binary_search(&end).is_ok()
     }
 
     fn text(&self) -> &str {
@@ -130,9 +166,9 @@ impl<'r> Plan<'r> {
     /// The places to try for a comment covering `line`, best first.
     fn candidates(&self, line: usize, codes: &[&'static str]) -> Vec<Edit> {
         let text = self.text();
-        let existing = suppressions(text, self.format);
         // A comment already ending the line takes the codes too.
-        let same_line = existing
+        let same_line = self
+            .existing
             .iter()
             .find(|s| matches!(s.scope, Scope::Line { line: l, alone: false, .. } if l == line));
         if let Some(s) = same_line {
@@ -147,7 +183,7 @@ impl<'r> Plan<'r> {
         let comment = self.comment(codes.to_vec());
         let mut out = vec![Edit::insert(self.line_end(line), format!("  {comment}"))];
         // The end of the continued line this one is part of.
-        let physical: Vec<&str> = syntax::lines_inclusive(text).collect();
+        let physical = &self.physical;
         let markers = self.format.comment_markers();
         let mut last = line;
         while physical
@@ -232,12 +268,21 @@ impl<'r> Plan<'r> {
         (n == 1).then_some(text)
     }
 
-    /// For each line, the first place that holds, with the line; and the lines with none.
-    fn edits(&self) -> (Vec<(usize, Edit)>, Vec<usize>) {
+    /// For each line, the first place that holds, with the line; and the lines with none. A
+    /// line where the end can only be a comment takes it unchecked: the check of all of them
+    /// together (in [`Plan::apply`]) is then one parse and one lint for the file, not one a line.
+    fn edits(&self, check_every_line: bool) -> (Vec<(usize, Edit)>, Vec<usize>) {
         let mut chosen: Vec<(usize, Edit)> = Vec::new();
         let mut refused = Vec::new();
         for (&line, codes) in &self.by_line {
-            let found = self.candidates(line, codes).into_iter().find(|e| {
+            let candidates = self.candidates(line, codes);
+            if !check_every_line && !self.may_be_unsafe(line) {
+                if let Some(first) = candidates.into_iter().next() {
+                    chosen.push((line, first));
+                }
+                continue;
+            }
+            let found = candidates.into_iter().find(|e| {
                 !chosen.iter().any(|(_, c)| c.range == e.range)
                     && self.holds(std::slice::from_ref(e), &[line])
             });
@@ -249,16 +294,68 @@ impl<'r> Plan<'r> {
         (chosen, refused)
     }
 
-    /// The text with every chosen comment, when together they still hold.
-    fn apply(&self, chosen: Vec<(usize, Edit)>) -> Option<String> {
-        let (lines, edits): (Vec<usize>, Vec<Edit>) = chosen.into_iter().unzip();
-        if !self.holds(&edits, &lines) {
+    /// [`Plan::edits`], checked together; where they do not hold together (a line end the
+    /// tree did not show to be unsafe was), every line checked on its own, then together again.
+    /// `None` (said in a warning) when no set holds, or when more lines than
+    /// [`MAX_CHECKED_LINES`] would be checked one by one.
+    fn checked_edits(&self) -> Option<(Vec<(usize, Edit)>, Vec<usize>)> {
+        let quick = self.edits(false);
+        if self.together(&quick.0) {
+            return Some(quick);
+        }
+        let shown = crate::lint::shown_path(&self.r.path);
+        if self.by_line.len() > MAX_CHECKED_LINES {
             super::emit_err(&format!(
-                "warning: {}: the `hwlint: ignore` comments, added together, would change the file; none added\n",
-                crate::lint::shown_path(&self.r.path).display()
+                "warning: {}: the `hwlint: ignore` comments, added together, would change the file, and it has too many findings ({}) to place them one by one; none added\n",
+                shown.display(),
+                self.by_line.len()
             ));
             return None;
         }
-        self.applied(&edits)
+        let each = self.edits(true);
+        if self.together(&each.0) {
+            return Some(each);
+        }
+        super::emit_err(&format!(
+            "warning: {}: the `hwlint: ignore` comments, added together, would change the file; none added\n",
+            shown.display()
+        ));
+        None
+    }
+
+    fn together(&self, chosen: &[(usize, Edit)]) -> bool {
+        let lines: Vec<usize> = chosen.iter().map(|(l, _)| *l).collect();
+        let edits: Vec<Edit> = chosen.iter().map(|(_, e)| e.clone()).collect();
+        self.holds(&edits, &lines)
+    }
+}
+
+/// Collects the line breaks (their offsets) that a scalar of the tree spans: a string over
+/// several lines, or an expression a code front-end keeps whole (a call's source text).
+fn scalar_breaks(node: &syntax::Node, text: &str, out: &mut Vec<usize>, depth: usize) {
+    if depth > syntax::MAX_DEPTH {
+        return;
+    }
+    match &node.kind {
+        syntax::NodeKind::Scalar(_) => {
+            let Some(inside) = text.get(node.span.clone()) else {
+                return;
+            };
+            out.extend(
+                inside
+                    .match_indices(['\n', '\r'])
+                    .map(|(i, _)| node.span.start + i),
+            );
+        }
+        syntax::NodeKind::Seq(items) => {
+            for i in items {
+                scalar_breaks(i, text, out, depth + 1);
+            }
+        }
+        syntax::NodeKind::Map(m) => {
+            for e in &m.entries {
+                scalar_breaks(&e.value, text, out, depth + 1);
+            }
+        }
     }
 }
