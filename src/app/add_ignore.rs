@@ -21,6 +21,9 @@ use crate::lint::{lint_text, FileResult};
 use crate::syntax::comments::{ends_continued, line_of, suppressions, LineComments, Scope};
 use crate::syntax::{self, Format, LineIndex};
 
+/// The comments placed, each with the line it covers, and the lines left without one.
+type Placed = (Vec<(usize, Edit)>, Vec<usize>);
+
 /// Lines of one file checked one by one (a parse and a lint each) at the most.
 const MAX_CHECKED_LINES: usize = 2000;
 
@@ -271,7 +274,7 @@ impl<'r> Plan<'r> {
     /// For each line, the first place that holds, with the line; and the lines with none. A
     /// line where the end can only be a comment takes it unchecked: the check of all of them
     /// together (in [`Plan::apply`]) is then one parse and one lint for the file, not one a line.
-    fn edits(&self, check_every_line: bool) -> (Vec<(usize, Edit)>, Vec<usize>) {
+    fn edits(&self, check_every_line: bool) -> Placed {
         let mut chosen: Vec<(usize, Edit)> = Vec::new();
         let mut refused = Vec::new();
         for (&line, codes) in &self.by_line {
@@ -298,7 +301,7 @@ impl<'r> Plan<'r> {
     /// tree did not show to be unsafe was), every line checked on its own, then together again.
     /// `None` (said in a warning) when no set holds, or when more lines than
     /// [`MAX_CHECKED_LINES`] would be checked one by one.
-    fn checked_edits(&self) -> Option<(Vec<(usize, Edit)>, Vec<usize>)> {
+    fn checked_edits(&self) -> Option<Placed> {
         let quick = self.edits(false);
         if self.together(&quick.0) {
             return Some(quick);
