@@ -13,7 +13,6 @@ use crate::rules::{self, Context, Rule, Severity, RULES};
 use crate::settings::FileSettings;
 use crate::syntax::{self, comments, Format, Span};
 
-pub use crate::source::MAX_FILE_BYTES;
 /// Fix passes before giving up on reaching a fixpoint.
 const MAX_FIX_PASSES: usize = 10;
 
@@ -144,11 +143,6 @@ pub fn unreadable(path: &Path, message: String) -> FileResult {
     }
 }
 
-/// Reads a file as UTF-8 text, or says why it cannot be linted (see [`crate::source`]).
-pub fn read_text(path: &Path, max_bytes: u64) -> Result<String, String> {
-    crate::source::read_text(path, max_bytes)
-}
-
 /// Files at least this big are linted one at a time: each may take up to
 /// [`syntax::budget::BUDGET`] to read, and a folder of them on every core at once would take
 /// that many times over.
@@ -159,7 +153,7 @@ static BIG_FILE: std::sync::Mutex<()> = std::sync::Mutex::new(());
 
 /// Lints one file on disk.
 pub fn lint_path(path: &Path, format: Format, settings: FileSettings, mode: FixMode) -> FileResult {
-    let raw = match read_text(path, settings.max_file_bytes) {
+    let raw = match crate::source::read_text(path, settings.max_file_bytes) {
         Ok(t) => t,
         Err(message) => return unreadable(path, message),
     };
@@ -1129,27 +1123,5 @@ mod tests {
         );
         assert_eq!(out.text, "workers: 9\n");
         assert!(out.applied.is_empty());
-    }
-
-    #[test]
-    fn read_text_says_why_a_file_is_not_text() {
-        let d = tempfile::tempdir().unwrap();
-        let cases: [(&str, &[u8], &str); 5] = [
-            ("le.yaml", b"\xff\xfea\x00:\x00", "UTF-16 (little-endian)"),
-            ("be.yaml", b"\xfe\xff\x00a\x00:", "UTF-16 (big-endian)"),
-            ("u32.yaml", b"\xff\xfe\x00\x00a\x00\x00\x00", "UTF-32"),
-            ("bin.yaml", b"a: 1\x00\x01", "binary"),
-            ("bad.yaml", b"a: \xc3(", "invalid UTF-8 at byte 3"),
-        ];
-        for (name, bytes, want) in cases {
-            let p = d.path().join(name);
-            std::fs::write(&p, bytes).unwrap();
-            let e = read_text(&p, MAX_FILE_BYTES).unwrap_err();
-            assert!(e.contains(want), "{name}: {e}");
-        }
-        let p = d.path().join("big.yaml");
-        std::fs::write(&p, vec![b'a'; 3 << 20]).unwrap();
-        let e = read_text(&p, 1 << 20).unwrap_err();
-        assert!(e.contains("3.0 MiB, over the 1.0 MiB limit"), "{e}");
     }
 }

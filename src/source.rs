@@ -138,6 +138,24 @@ mod tests {
     }
 
     #[test]
+    fn read_text_says_why_a_file_is_not_text() {
+        let d = tempfile::tempdir().unwrap();
+        let cases: [(&str, &[u8], &str); 5] = [
+            ("le.yaml", b"\xff\xfea\x00:\x00", "UTF-16 (little-endian)"),
+            ("be.yaml", b"\xfe\xff\x00a\x00:", "UTF-16 (big-endian)"),
+            ("u32.yaml", b"\xff\xfe\x00\x00a\x00\x00\x00", "UTF-32"),
+            ("bin.yaml", b"a: 1\x00\x01", "binary"),
+            ("bad.yaml", b"a: \xc3(", "invalid UTF-8 at byte 3"),
+        ];
+        for (name, bytes, want) in cases {
+            let p = d.path().join(name);
+            std::fs::write(&p, bytes).unwrap();
+            let e = read_text(&p, MAX_FILE_BYTES).unwrap_err();
+            assert!(e.contains(want), "{name}: {e}");
+        }
+    }
+
+    #[test]
     fn a_file_is_read_to_its_limit_and_no_further() {
         let d = tempfile::tempdir().unwrap();
         let p = d.path().join("a.yaml");
