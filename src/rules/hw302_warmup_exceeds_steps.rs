@@ -7,8 +7,11 @@
 //! run shortened for a test.
 //!
 //! Fractions are resolved first (`warmup_steps: 0.1` in the Hugging Face Trainer is 10% of
-//! the run), and LeRobot's scheduler, which shrinks warmup with a short run, is honoured. Runs
-//! under 100 steps are smoke tests and are left alone.
+//! the run), and LeRobot's scheduler, which shrinks warmup with a short run, is honoured: a run
+//! shorter than its decay scales the warmup by steps / decay_steps (`int(...)`,
+//! `CosineDecayWithWarmupSchedulerConfig.build` in lerobot/optim/schedulers.py, 2025-26), and
+//! it is the scaled warmup that is held against the run. Runs under 100 steps are smoke tests
+//! and are left alone.
 //!
 //! ## Example
 //! ```yaml
@@ -40,23 +43,36 @@ pub(crate) fn check(ctx: &Context) -> Vec<Violation> {
     if total <= 0 {
         return vec![];
     }
+    // LeRobot scales warmup by steps / decay_steps (truncated) when the run is shorter than
+    // the decay: the scaled warmup is the one the run has.
+    let mut scaled = None;
     if ctx.dialect.semantics.decay_rescales_to_shorter_runs {
-        // LeRobot scales warmup by steps / decay_steps when the run is shorter than the decay.
-        if let Some((decay, _)) = ctx.setup.int(Concept::DecaySteps) {
+        if let Some((decay, decay_set)) = ctx.setup.int(Concept::DecaySteps) {
             if total < decay {
-                return vec![];
+                let actual = (warmup * total as f64 / decay as f64).trunc();
+                scaled = Some((actual, decay, decay_set));
             }
         }
     }
-    if warmup < total as f64 {
+    let effective = scaled.as_ref().map_or(warmup, |(a, _, _)| *a);
+    if effective < total as f64 {
         return vec![];
     }
     let suggested = (total / 10).max(1);
-    let message = format!(
-        "warmup {} {warmup} steps >= the whole run {} {total} steps: the LR never reaches its peak",
-        warmup_set.origin.describe(),
-        total_set.origin.describe(),
-    );
+    let message = match &scaled {
+        None => format!(
+            "warmup {} {warmup} steps >= the whole run {} {total} steps: the LR never reaches its peak",
+            warmup_set.origin.describe(),
+            total_set.origin.describe(),
+        ),
+        Some((actual, decay, decay_set)) => format!(
+            "warmup {} {warmup} steps, which {} scales to {actual} for a run shorter than the decay {} {decay}, >= the whole run {} {total} steps: the LR never reaches its peak",
+            warmup_set.origin.describe(),
+            ctx.dialect.title,
+            decay_set.origin.describe(),
+            total_set.origin.describe(),
+        ),
+    };
     let fix = ctx.set(
         Concept::WarmupSteps,
         NewValue::Int(suggested),
