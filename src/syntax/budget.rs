@@ -53,7 +53,7 @@ pub fn check(text: &str, format: Format) -> Result<(), ParseError> {
             if values > max {
                 return Err(ParseError {
                     message: format!(
-                        "holds more values than hwlint reads in one {} file ({max} by here, about {} MiB of memory to read)",
+                        "holds more values than hwlint reads in one file: {max} by here already, which as {} would take over {} MiB of memory to read (no training config holds this many)",
                         format.name(),
                         BUDGET >> 20
                     ),
