@@ -177,6 +177,7 @@ pub fn lint_source(
     settings: &FileSettings,
     mode: FixMode,
 ) -> FileResult {
+    launch::new_file();
     let (text, bom_len) = syntax::strip_bom(raw);
     let original = text.to_string();
     let mut outcome = FixOutcome {

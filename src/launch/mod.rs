@@ -21,7 +21,7 @@ use crate::dialect::{self, Dialect, Mount, TrainingSetup};
 use crate::syntax::{Format, Node};
 
 pub use launchers::program;
-pub use sources::identity_lexical;
+pub use sources::{identity_lexical, new_file};
 
 /// Another file whose settings are part of a run.
 #[derive(Debug, Clone)]

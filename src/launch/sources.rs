@@ -89,15 +89,45 @@ fn project_root(from: &Path) -> Option<PathBuf> {
     )
 }
 
+/// A setup looked for: the project's root, its name and the key that holds names.
+type SetupKey = (PathBuf, String, String);
+
+thread_local! {
+    /// Where each named setup was found (the file and root index), or not, while one file is
+    /// linted: a script of many lines naming setups searched the whole project once per line.
+    static SETUPS: std::cell::RefCell<std::collections::HashMap<SetupKey, Option<(PathBuf, usize)>>> =
+        Default::default();
+}
+
+/// Forgets the named setups found so far: called as each file's lint starts, so that what is
+/// remembered never outlives the files as they were read.
+pub fn new_file() {
+    SETUPS.with(|s| s.borrow_mut().clear());
+}
+
 /// The Python file and the root in it that define the setup called `name` (openpi's
-/// `TrainConfig(name="pi0_libero", ...)`), searched in the launch file's project.
+/// `TrainConfig(name="pi0_libero", ...)`), searched in the launch file's project once per name
+/// while a file is linted.
 pub fn named_setup(from: &Path, name: &str, name_key: &str) -> Option<(Found, usize)> {
     if name.is_empty() || name.contains('$') {
         return None;
     }
     let root = project_root(from)?;
+    let key = (root.clone(), name.to_string(), name_key.to_string());
+    if let Some(known) = SETUPS.with(|s| s.borrow().get(&key).cloned()) {
+        let (path, index) = known?;
+        return read(&path).map(|found| (found, index));
+    }
+    let found = search_setup(&root, name, name_key);
+    let place = found.as_ref().map(|(f, i)| (f.path.clone(), *i));
+    SETUPS.with(|s| s.borrow_mut().insert(key, place));
+    found
+}
+
+/// The walk of the project [`named_setup`] does.
+fn search_setup(root: &Path, name: &str, name_key: &str) -> Option<(Found, usize)> {
     let quoted = [format!("\"{name}\""), format!("'{name}'")];
-    let walk = ignore::WalkBuilder::new(&root).build();
+    let walk = ignore::WalkBuilder::new(root).build();
     for entry in walk.flatten().take(MAX_SEARCHED_FILES * 4).filter(|e| {
         e.file_type().is_some_and(|t| t.is_file())
             && e.path().extension().is_some_and(|x| x == "py")

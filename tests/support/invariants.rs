@@ -362,8 +362,13 @@ pub fn check_code(format: Format, bytes: &[u8]) {
     let Ok(text) = std::str::from_utf8(rest) else {
         return;
     };
-    let (path, hardware) = file_and_hardware(format, Some(selector));
-    check_fix_in(format, path, hardware, text);
+    let (name, hardware) = file_and_hardware(format, Some(selector));
+    // In a folder of its own: a launch line's named scripts and setups are looked for around
+    // the file, and the fuzzer's working folder is a whole repository.
+    FOLDER.with(|dir| {
+        let path = dir.path().join(name);
+        check_fix_in(format, &path, hardware, text);
+    });
 }
 
 thread_local! {
