@@ -465,6 +465,25 @@ mod tests {
     }
 
     #[test]
+    fn an_edit_outside_the_text_or_between_a_characters_bytes_skips_its_fix() {
+        // Each bad edit alone: any one of them must be enough to skip the fix (the file is
+        // never sliced where it cannot be), and the good fix beside it still applies.
+        let text = "a: é\nb: 1\n";
+        let bad = [
+            Edit::replace(9..12, "x"),                      // ends past the text
+            Edit::replace(Range { start: 5, end: 4 }, "x"), // starts after it ends
+            Edit::replace(4..5, "x"),                       // starts inside `é`
+            Edit::replace(3..4, "x"),                       // ends inside `é`
+        ];
+        for e in bad {
+            let fixes = [fix(vec![e.clone()]), fix(vec![Edit::replace(9..10, "2")])];
+            let (out, applied) = apply_fixes_indexed(text, &fixes);
+            assert_eq!(applied, [1], "{e:?}");
+            assert_eq!(out, "a: é\nb: 2\n", "{e:?}");
+        }
+    }
+
+    #[test]
     fn a_failed_temporary_file_is_reported_by_its_reason_only() {
         let e = tempfile::Builder::new()
             .prefix(".hwlint-")

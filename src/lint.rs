@@ -1,6 +1,8 @@
 //! One file through the flow: read, parse, recognise the dialect, run the rules, and (when
 //! asked) apply fixes to a fixpoint.
 
+use std::collections::HashSet;
+use std::ops::Range;
 use std::path::{Path, PathBuf};
 
 use serde::Serialize;
@@ -186,6 +188,7 @@ pub fn lint_source(
         broke: None,
         passed_over: false,
         stuck: Vec::new(),
+        stuck_in_original: Vec::new(),
     };
     let mut would_fix = WouldFix::default();
     let (mut diagnostics, dialect) = match mode {
@@ -217,12 +220,12 @@ pub fn lint_source(
                     would_fix.unsafe_too = would_fix.safe;
                     unsafe_differs = false;
                 }
-                stuck.extend(safe.stuck);
+                stuck.extend(safe.stuck_in_original);
             }
             if unsafe_differs && has(Applicability::Unsafe) {
                 let all = run(Applicability::Unsafe);
                 would_fix.unsafe_too = all.applied.len();
-                stuck.extend(all.stuck);
+                stuck.extend(all.stuck_in_original);
             }
             let mut linted = linted;
             without_stuck_fixes(&mut linted.0, &stuck);
@@ -266,13 +269,17 @@ struct FixOutcome {
     /// Some pass had a fix below the applicability asked for (an unsafe one in a safe run).
     passed_over: bool,
     /// Fixes that were applied and left their own finding in place (the edit landed where
-    /// the file's reader cannot see it): taken back, and never offered again.
-    stuck: Vec<FindingId>,
+    /// the file's reader cannot see it): taken back, and never offered again. Each is the
+    /// finding and where it starts in `text`.
+    stuck: Vec<(FindingId, usize)>,
+    /// The same findings, where they start in the original text (one that an earlier fix
+    /// brought about is carried back to where that fix was made).
+    stuck_in_original: Vec<(FindingId, usize)>,
 }
 
 /// A finding and its fix as a later lint would give them again: rule, message, fix message.
-/// Spans are left out: they move as other fixes change the text.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// Spans are kept apart (see [`Stuck`]): they move as other fixes change the text.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
 struct FindingId(&'static str, String, String);
 
 impl FindingId {
@@ -280,27 +287,139 @@ impl FindingId {
         let f = d.fix.as_ref()?;
         Some(FindingId(d.rule.code, d.message.clone(), f.message.clone()))
     }
+
+    /// `HW202 set ...`, as the list of fixes applied says it.
+    fn label(&self) -> String {
+        format!("{} {}", self.0, self.2)
+    }
 }
 
 /// Drops the fixes of findings whose fix did not take: the finding stays, as what `--fix`
-/// cannot do.
-fn without_stuck_fixes(diagnostics: &mut [Diagnostic], stuck: &[FindingId]) {
+/// cannot do. `stuck` gives each such finding with where it starts in the text linted.
+/// Two findings may read alike (two unused suppressions of the same codes): only the one at
+/// the place recorded loses its fix.
+fn without_stuck_fixes(diagnostics: &mut [Diagnostic], stuck: &[(FindingId, usize)]) {
     if stuck.is_empty() {
         return;
     }
+    let stuck: HashSet<(&FindingId, usize)> = stuck.iter().map(|(id, at)| (id, *at)).collect();
     for d in diagnostics {
-        if FindingId::of(d).is_some_and(|id| stuck.contains(&id)) {
+        if FindingId::of(d).is_some_and(|id| stuck.contains(&(&id, d.span.start))) {
             d.fix = None;
         }
     }
 }
 
+/// The edits one pass applied, in the text before it, sorted: each replaced range and the
+/// length of what replaced it, with how far the text had moved before each. Carries a
+/// position in the text from one side of the pass to the other, in logarithmic time (a pass
+/// may apply 100k fixes, each of whose findings is carried).
+struct Shift {
+    edits: Vec<(Range<usize>, usize)>,
+    /// `moved[i]`: the change in length made by the edits before the `i`th; one more entry
+    /// than `edits`, its last the whole pass's.
+    moved: Vec<isize>,
+}
+
+impl Shift {
+    fn new(mut edits: Vec<(Range<usize>, usize)>) -> Shift {
+        // Stable: a fix's inserts at one point stay in its order, as they were applied.
+        edits.sort_by_key(|(r, _)| (r.start, r.end));
+        let mut moved = Vec::with_capacity(edits.len() + 1);
+        let mut delta: isize = 0;
+        moved.push(0);
+        for (r, len) in &edits {
+            delta += *len as isize - r.len() as isize;
+            moved.push(delta);
+        }
+        Shift { edits, moved }
+    }
+
+    fn of(fixes: &[(FindingId, Fix, usize)], indices: &[usize]) -> Shift {
+        Shift::new(
+            indices
+                .iter()
+                .flat_map(|&i| fixes[i].1.edits.iter())
+                .map(|e| (e.range.clone(), e.content.len()))
+                .collect(),
+        )
+    }
+
+    /// Where the byte at `p` before the pass is after it; a position inside a replaced range
+    /// goes to the start of its replacement.
+    fn forward(&self, p: usize) -> usize {
+        // The applied edits never overlap, so their ends rise with their starts.
+        let k = self.edits.partition_point(|(r, _)| r.end <= p);
+        let at = match self.edits.get(k) {
+            Some((r, _)) if r.start < p => r.start,
+            _ => p,
+        };
+        at.saturating_add_signed(self.moved[k])
+    }
+
+    /// Where the byte at `q` after the pass was before it; a position inside a replacement
+    /// goes to the start of the range it replaced.
+    fn backward(&self, q: usize) -> usize {
+        let start_after = |i: usize| self.edits[i].0.start.saturating_add_signed(self.moved[i]);
+        // Replacements never overlap either: the first that does not end at or before `q`.
+        let (mut lo, mut hi) = (0, self.edits.len());
+        while lo < hi {
+            let mid = lo + (hi - lo) / 2;
+            if start_after(mid) + self.edits[mid].1 <= q {
+                lo = mid + 1;
+            } else {
+                hi = mid;
+            }
+        }
+        let k = lo;
+        match self.edits.get(k) {
+            Some((r, _)) if start_after(k) <= q => r.start,
+            _ => q.saturating_add_signed(-self.moved[k]),
+        }
+    }
+}
+
+/// A fix that did not take: its finding, where it starts, and how many passes the text had
+/// taken when it was found.
+struct Stuck {
+    id: FindingId,
+    at: usize,
+    after: usize,
+}
+
+/// Positions of stuck findings carried to the text after `history`'s passes.
+fn stuck_now(stuck: &[Stuck], history: &[Shift]) -> Vec<(FindingId, usize)> {
+    stuck
+        .iter()
+        .map(|s| {
+            let at = history[s.after..]
+                .iter()
+                .fold(s.at, |p, shift| shift.forward(p));
+            (s.id.clone(), at)
+        })
+        .collect()
+}
+
+/// Positions of stuck findings carried back to the original text.
+fn stuck_then(stuck: &[Stuck], history: &[Shift]) -> Vec<(FindingId, usize)> {
+    stuck
+        .iter()
+        .map(|s| {
+            let at = history[..s.after]
+                .iter()
+                .rev()
+                .fold(s.at, |p, shift| shift.backward(p));
+            (s.id.clone(), at)
+        })
+        .collect()
+}
+
 /// Applies the fixes at or above `min`, re-linting after each pass, until nothing changes.
 /// `first` is the original text's findings when the caller has them (its lint is not redone).
-/// A fix whose finding is still there, word for word, after it was applied did nothing the
-/// reader of the file can see (an edit inside an unterminated quote, say): the pass is redone
-/// without it and it is never applied again. Each redo takes a fix out for good, so the passes
-/// end.
+/// A fix whose finding is still there, word for word and at the same place, after it was
+/// applied did nothing the reader of the file can see (an edit inside an unterminated quote,
+/// say): the pass is redone without it and it is never applied again. Each redo takes a fix
+/// out for good, so the passes end.
 fn fix_to_fixpoint(
     original: &str,
     format: Format,
@@ -327,7 +446,11 @@ fn fix_to_fixpoint_with(
         broke: None,
         passed_over: false,
         stuck: Vec::new(),
+        stuck_in_original: Vec::new(),
     };
+    let mut stuck: Vec<Stuck> = Vec::new();
+    // Every pass that stands, to carry positions across them.
+    let mut history: Vec<Shift> = Vec::new();
     // The last pass, to check that its fixes took.
     let mut last: Option<Pass> = None;
     for _ in 0..2 * MAX_FIX_PASSES {
@@ -345,51 +468,76 @@ fn fix_to_fixpoint_with(
             indices,
         }) = last.take()
         {
-            let ids: Vec<FindingId> = diags.iter().filter_map(FindingId::of).collect();
-            let failed: Vec<FindingId> = indices
+            let shift = history.pop().unwrap_or_else(|| Shift::new(Vec::new()));
+            let now: HashSet<(FindingId, usize)> = diags
                 .iter()
-                .map(|&i| fixes[i].0.clone())
-                .filter(|id| ids.contains(id))
+                .filter_map(|d| Some((FindingId::of(d)?, d.span.start)))
+                .collect();
+            let failed: Vec<usize> = indices
+                .iter()
+                .copied()
+                .filter(|&i| {
+                    let (id, _, at) = &fixes[i];
+                    now.contains(&(id.clone(), shift.forward(*at)))
+                })
                 .collect();
             if !failed.is_empty() {
                 out.applied.truncate(out.applied.len() - indices.len());
-                out.stuck.extend(failed);
+                stuck.extend(failed.iter().map(|&i| Stuck {
+                    id: fixes[i].0.clone(),
+                    at: fixes[i].2,
+                    after: history.len(),
+                }));
                 out.text = before;
                 // The same pass again, from the same text, without what did not take.
-                let fixes: Vec<(FindingId, Fix)> = fixes
+                let fixes: Vec<(FindingId, Fix, usize)> = fixes
                     .into_iter()
-                    .filter(|(id, _)| !out.stuck.contains(id))
+                    .enumerate()
+                    .filter(|(i, _)| !failed.contains(i))
+                    .map(|(_, f)| f)
                     .collect();
                 match apply_pass(&mut out, fixes, format) {
-                    Some(pass) => last = Some(pass),
+                    Some((pass, shift)) => {
+                        history.push(shift);
+                        last = Some(pass);
+                    }
                     None => break,
                 }
                 continue;
             }
+            history.push(shift);
         }
         out.passed_over |= diags.iter().any(|d| {
             d.fix.as_ref().is_some_and(|f| {
                 f.applicability < min && f.applicability != Applicability::DisplayOnly
             })
         });
-        let fixes: Vec<(FindingId, Fix)> = diags
+        let held: HashSet<(FindingId, usize)> = stuck_now(&stuck, &history).into_iter().collect();
+        let fixes: Vec<(FindingId, Fix, usize)> = diags
             .iter()
-            .filter_map(|d| Some((FindingId::of(d)?, d.fix.clone()?)))
-            .filter(|(id, f)| {
+            .filter_map(|d| Some((FindingId::of(d)?, d.fix.clone()?, d.span.start)))
+            .filter(|(id, f, at)| {
                 f.applicability >= min
                     && f.applicability != Applicability::DisplayOnly
-                    && !out.stuck.contains(id)
+                    && !held.contains(&(id.clone(), *at))
             })
             .collect();
         match apply_pass(&mut out, fixes, format) {
-            Some(pass) => last = Some(pass),
+            Some((pass, shift)) => {
+                history.push(shift);
+                last = Some(pass);
+            }
             None => break,
         }
     }
-    if out.broke.is_some() {
+    out.stuck_in_original = stuck_then(&stuck, &history);
+    out.stuck = if out.broke.is_some() {
         out.text = original.to_string();
         out.applied.clear();
-    }
+        out.stuck_in_original.clone()
+    } else {
+        stuck_now(&stuck, &history)
+    };
     out
 }
 
@@ -397,18 +545,23 @@ fn fix_to_fixpoint_with(
 struct Pass {
     /// The text before it.
     before: String,
-    fixes: Vec<(FindingId, Fix)>,
+    /// Each fix with its finding and where that starts in `before`.
+    fixes: Vec<(FindingId, Fix, usize)>,
     /// The positions in `fixes` of those applied.
     indices: Vec<usize>,
 }
 
 /// One pass: applies `fixes` to the outcome's text. `None` when nothing changed, or when the
 /// result does not parse (then `broke` says why and the caller keeps the original).
-fn apply_pass(out: &mut FixOutcome, fixes: Vec<(FindingId, Fix)>, format: Format) -> Option<Pass> {
+fn apply_pass(
+    out: &mut FixOutcome,
+    fixes: Vec<(FindingId, Fix, usize)>,
+    format: Format,
+) -> Option<(Pass, Shift)> {
     if fixes.is_empty() {
         return None;
     }
-    let (next, indices) = apply_fixes_indexed(&out.text, fixes.iter().map(|(_, f)| f));
+    let (next, indices) = apply_fixes_indexed(&out.text, fixes.iter().map(|(_, f, _)| f));
     if indices.is_empty() || next == out.text {
         return None;
     }
@@ -419,19 +572,16 @@ fn apply_pass(out: &mut FixOutcome, fixes: Vec<(FindingId, Fix)>, format: Format
     }
     out.applied
         .extend(indices.iter().map(|&i| fixes[i].0.label()));
+    let shift = Shift::of(&fixes, &indices);
     let before = std::mem::replace(&mut out.text, next);
-    Some(Pass {
-        before,
-        fixes,
-        indices,
-    })
-}
-
-impl FindingId {
-    /// `HW202 set ...`, as the list of fixes applied says it.
-    fn label(&self) -> String {
-        format!("{} {}", self.0, self.2)
-    }
+    Some((
+        Pass {
+            before,
+            fixes,
+            indices,
+        },
+        shift,
+    ))
 }
 
 /// Runs one file's lint; a panic becomes an internal-error finding on that file, so the other
@@ -1108,7 +1258,8 @@ mod tests {
         assert_eq!(out.text, "workers: 9\nworkers: 4\n");
         assert_eq!(out.applied, ["HW201 set workers to 4"]);
         assert_eq!(out.stuck.len(), 1);
-        assert_eq!(out.stuck[0].1, "workers 9 > 4");
+        assert_eq!(out.stuck[0].0 .1, "workers 9 > 4");
+        assert_eq!(out.stuck[0].1, 0);
         // Its finding stays, without a fix to offer.
         let mut found = lint(&out.text);
         without_stuck_fixes(&mut found, &out.stuck);
@@ -1124,5 +1275,85 @@ mod tests {
         );
         assert_eq!(out.text, "workers: 9\n");
         assert!(out.applied.is_empty());
+    }
+
+    #[test]
+    fn findings_that_read_alike_are_told_apart_by_where_they_are() {
+        // Three alike findings; only the middle one's fix lands where the reader cannot see
+        // it. The other two are fixed, and only the middle one keeps its finding.
+        let text = "workers: 8\nworkers: 9\nworkers: 8\n";
+        let lint = |t: &str| {
+            let mut found = workers_lint(t, "9");
+            for d in &mut found {
+                d.message = "workers over 4".into();
+            }
+            found
+        };
+        let out = fix_to_fixpoint_with(text, Format::Yaml, Applicability::Safe, None, &lint);
+        assert_eq!(out.text, "workers: 4\nworkers: 9\nworkers: 4\n");
+        assert_eq!(out.applied.len(), 2);
+        assert_eq!(out.stuck.len(), 1);
+        assert_eq!(out.stuck[0].1, "workers: 4\n".len());
+        assert_eq!(out.stuck_in_original[0].1, "workers: 8\n".len());
+        let mut found = lint(&out.text);
+        without_stuck_fixes(&mut found, &out.stuck);
+        assert_eq!(found.len(), 1);
+        assert!(found[0].fix.is_none());
+    }
+
+    #[test]
+    fn a_fix_that_unuses_a_suppression_lets_its_removal_be_fixed_too() {
+        // torchtitan, 3 GPUs: lowering the workers (HW203) leaves the suppression above them
+        // unused, reading word for word as the one above `lr`. Both are then removed: the
+        // first is not taken for the second's removal having failed.
+        let text = "# hwlint: ignore[HW202, HW201]\ntraining.dataloader.num_workers = 11\n\n[model]\nname = \"llama3\"\nflavor = \"debugmodel\"\n\n[optimizer]\nname = \"AdamW\"\n# hwlint: ignore[HW202, HW201]\nlr = 2.0e-5";
+        let path = Path::new("train.toml");
+        let o = crate::settings::Overrides {
+            no_config: true,
+            gpus: Some(3),
+            ..Default::default()
+        };
+        let configs = crate::settings::ConfigResolver::new(o.clone()).unwrap();
+        let s = configs
+            .config_for(path)
+            .unwrap()
+            .for_file(path, &o)
+            .unwrap();
+        let r = lint_source(
+            path,
+            text,
+            Format::Toml,
+            &s,
+            FixMode::Apply(Applicability::Safe),
+        );
+        assert_eq!(r.diagnostics.len(), 0, "{:?}", r.diagnostics);
+        assert!(!r.text.contains("hwlint: ignore"), "{}", r.text);
+        assert!(r.text.contains("num_workers = 5"), "{}", r.text);
+        let again = lint_source(
+            path,
+            &r.text,
+            Format::Toml,
+            &s,
+            FixMode::Apply(Applicability::Unsafe),
+        );
+        assert!(again.applied.is_empty(), "{:?}", again.applied);
+    }
+
+    #[test]
+    fn a_shift_carries_positions_both_ways() {
+        // "ab|cd|ef": `cd` replaced by `XYZ`, an insert of `+` before `e`... at 4, `f` deleted.
+        let shift = Shift::new(vec![(2..4, 3), (4..4, 1), (5..6, 0)]);
+        // Before: a0 b1 c2 d3 e4 f5 -> after: a0 b1 X2 Y3 Z4 +5 e6
+        assert_eq!(shift.forward(0), 0);
+        assert_eq!(shift.forward(2), 2);
+        assert_eq!(shift.forward(3), 2);
+        assert_eq!(shift.forward(4), 6);
+        assert_eq!(shift.forward(5), 7);
+        assert_eq!(shift.forward(6), 7);
+        assert_eq!(shift.backward(1), 1);
+        assert_eq!(shift.backward(3), 2);
+        assert_eq!(shift.backward(5), 4);
+        assert_eq!(shift.backward(6), 4);
+        assert_eq!(shift.backward(7), 6);
     }
 }
