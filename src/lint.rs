@@ -490,18 +490,18 @@ fn fix_to_fixpoint_with(
                 }));
                 out.text = before;
                 // The same pass again, from the same text, without what did not take.
+                let mut took = vec![true; fixes.len()];
+                for &i in &failed {
+                    took[i] = false;
+                }
                 let fixes: Vec<(FindingId, Fix, usize)> = fixes
                     .into_iter()
-                    .enumerate()
-                    .filter(|(i, _)| !failed.contains(i))
-                    .map(|(_, f)| f)
+                    .zip(took)
+                    .filter_map(|(f, took)| took.then_some(f))
                     .collect();
-                match apply_pass(&mut out, fixes, format) {
-                    Some((pass, shift)) => {
-                        history.push(shift);
-                        last = Some(pass);
-                    }
-                    None => break,
+                last = apply_pass(&mut out, &mut history, fixes, format);
+                if last.is_none() {
+                    break;
                 }
                 continue;
             }
@@ -522,12 +522,9 @@ fn fix_to_fixpoint_with(
                     && !held.contains(&(id.clone(), *at))
             })
             .collect();
-        match apply_pass(&mut out, fixes, format) {
-            Some((pass, shift)) => {
-                history.push(shift);
-                last = Some(pass);
-            }
-            None => break,
+        last = apply_pass(&mut out, &mut history, fixes, format);
+        if last.is_none() {
+            break;
         }
     }
     out.stuck_in_original = stuck_then(&stuck, &history);
@@ -551,13 +548,15 @@ struct Pass {
     indices: Vec<usize>,
 }
 
-/// One pass: applies `fixes` to the outcome's text. `None` when nothing changed, or when the
-/// result does not parse (then `broke` says why and the caller keeps the original).
+/// One pass: applies `fixes` to the outcome's text, and adds how it moved the text to
+/// `history`. `None` when nothing changed, or when the result does not parse (then `broke`
+/// says why and the caller keeps the original).
 fn apply_pass(
     out: &mut FixOutcome,
+    history: &mut Vec<Shift>,
     fixes: Vec<(FindingId, Fix, usize)>,
     format: Format,
-) -> Option<(Pass, Shift)> {
+) -> Option<Pass> {
     if fixes.is_empty() {
         return None;
     }
@@ -572,16 +571,13 @@ fn apply_pass(
     }
     out.applied
         .extend(indices.iter().map(|&i| fixes[i].0.label()));
-    let shift = Shift::of(&fixes, &indices);
+    history.push(Shift::of(&fixes, &indices));
     let before = std::mem::replace(&mut out.text, next);
-    Some((
-        Pass {
-            before,
-            fixes,
-            indices,
-        },
-        shift,
-    ))
+    Some(Pass {
+        before,
+        fixes,
+        indices,
+    })
 }
 
 /// Runs one file's lint; a panic becomes an internal-error finding on that file, so the other
