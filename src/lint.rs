@@ -1,7 +1,7 @@
 //! One file through the flow: read, parse, recognise the dialect, run the rules, and (when
 //! asked) apply fixes to a fixpoint.
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::ops::Range;
 use std::path::{Path, PathBuf};
 
@@ -357,6 +357,16 @@ impl Shift {
         at.saturating_add_signed(self.moved[k])
     }
 
+    /// Where a finding that started at `p` before the pass may start after it: text inserted
+    /// right at `p` may have become part of it, or stand before it. The two ends differ only
+    /// by such inserts.
+    fn forward_either_side(&self, p: usize) -> (usize, usize) {
+        let k = self
+            .edits
+            .partition_point(|(r, _)| r.end < p || (r.end == p && r.start < p));
+        (p.saturating_add_signed(self.moved[k]), self.forward(p))
+    }
+
     /// Where the byte at `q` after the pass was before it; a position inside a replacement
     /// goes to the start of the range it replaced.
     fn backward(&self, q: usize) -> usize {
@@ -469,16 +479,26 @@ fn fix_to_fixpoint_with(
         }) = last.take()
         {
             let shift = history.pop().unwrap_or_else(|| Shift::new(Vec::new()));
-            let now: HashSet<(FindingId, usize)> = diags
-                .iter()
-                .filter_map(|d| Some((FindingId::of(d)?, d.span.start)))
-                .collect();
+            let mut now: HashMap<FindingId, Vec<usize>> = HashMap::new();
+            for d in diags {
+                if let Some(id) = FindingId::of(d) {
+                    now.entry(id).or_default().push(d.span.start);
+                }
+            }
+            for starts in now.values_mut() {
+                starts.sort_unstable();
+            }
             let failed: Vec<usize> = indices
                 .iter()
                 .copied()
                 .filter(|&i| {
                     let (id, _, at) = &fixes[i];
-                    now.contains(&(id.clone(), shift.forward(*at)))
+                    let (lo, hi) = shift.forward_either_side(*at);
+                    now.get(id).is_some_and(|starts| {
+                        starts
+                            .get(starts.partition_point(|&s| s < lo))
+                            .is_some_and(|&s| s <= hi)
+                    })
                 })
                 .collect();
             if !failed.is_empty() {
@@ -1351,5 +1371,44 @@ mod tests {
         assert_eq!(shift.backward(5), 4);
         assert_eq!(shift.backward(6), 4);
         assert_eq!(shift.backward(7), 6);
+        // At 4 the `+` is inserted: what started there may now start at it or after it.
+        assert_eq!(shift.forward_either_side(4), (5, 6));
+        assert_eq!(shift.forward_either_side(2), (2, 2));
+        assert_eq!(shift.forward_either_side(0), (0, 0));
+    }
+
+    #[test]
+    fn a_fix_inserting_at_its_own_finding_that_leaves_it_is_taken_back() {
+        // The fix inserts at the start of the line its finding covers; the finding is then
+        // reported from the start of the inserted text. It did not take all the same.
+        let lint = |t: &str| {
+            let rule = rules::by_code("HW201").unwrap();
+            t.find("workers: 9")
+                .map(|at| Diagnostic {
+                    rule,
+                    message: "workers 9 > 4".into(),
+                    span: t[..at].rfind('\n').map_or(0, |n| n + 1)..at + 10,
+                    fix: Some(Fix {
+                        edits: vec![crate::fix::Edit::insert(
+                            t[..at].rfind('\n').map_or(0, |n| n + 1),
+                            "# ",
+                        )],
+                        applicability: Applicability::Safe,
+                        message: "set workers to 4".into(),
+                    }),
+                })
+                .into_iter()
+                .collect::<Vec<_>>()
+        };
+        let out = fix_to_fixpoint_with(
+            "a: 1\nworkers: 9\n",
+            Format::Yaml,
+            Applicability::Safe,
+            None,
+            &lint,
+        );
+        assert_eq!(out.text, "a: 1\nworkers: 9\n");
+        assert!(out.applied.is_empty(), "{:?}", out.applied);
+        assert_eq!(out.stuck.len(), 1);
     }
 }
