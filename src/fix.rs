@@ -607,6 +607,68 @@ mod tests {
     }
 
     #[test]
+    fn a_replacement_with_the_same_bytes_in_the_last_moment_is_kept_too() {
+        // Another file put at the path, holding what was linted: what came out of the swap is
+        // not the file read, so the swap is undone and the other file stays (its inode).
+        use std::os::unix::fs::MetadataExt;
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("a.yaml");
+        std::fs::write(&p, "a: 1\n").unwrap();
+        let ino = std::cell::Cell::new(0);
+        let replace = || {
+            let q = dir.path().join("editor.tmp");
+            std::fs::write(&q, "a: 1\n").unwrap();
+            ino.set(std::fs::metadata(&q).unwrap().ino());
+            std::fs::rename(&q, &p).unwrap();
+        };
+        let e = write_atomic_with(&p, b"a: 1\n", b"a: 9\n", |f, c| f.write_all(c), replace);
+        assert!(matches!(e, Err(WriteError::Changed { .. })), "{e:?}");
+        assert_eq!(std::fs::read_to_string(&p).unwrap(), "a: 1\n");
+        assert_eq!(std::fs::metadata(&p).unwrap().ino(), ino.get());
+        assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 1);
+    }
+
+    #[test]
+    fn temporary_names_are_the_prefix_and_six_letters_or_digits() {
+        assert!(is_temporary_name(".hwlint-a1B2c3"));
+        for name in [
+            ".hwlint-abc",
+            ".hwlint-abcdefg",
+            ".hwlint-ab-de!",
+            ".hwlint-",
+            "x.hwlint-abcdef",
+            "hwlint-abcdef",
+            ".hwlint-abcdé",
+        ] {
+            assert!(!is_temporary_name(name), "{name}");
+        }
+    }
+
+    #[test]
+    fn a_leftover_is_an_old_unlocked_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let old = std::time::SystemTime::now() - std::time::Duration::from_secs(10);
+        let p = dir.path().join(".hwlint-abc123");
+        std::fs::write(&p, "a").unwrap();
+        // Just made: it may be a run's that has not locked it yet.
+        assert!(!leftover(&p));
+        let f = std::fs::File::options().write(true).open(&p).unwrap();
+        f.set_modified(old).unwrap();
+        assert!(leftover(&p));
+        // Locked: a run is writing it.
+        rustix::fs::flock(&f, rustix::fs::FlockOperation::LockExclusive).unwrap();
+        assert!(!leftover(&p));
+        drop(f);
+        assert!(leftover(&p));
+        // Not a file, or not there.
+        let d = dir.path().join(".hwlint-dir123");
+        std::fs::create_dir(&d).unwrap();
+        std::fs::File::open(&d).unwrap().set_modified(old).unwrap();
+        assert!(!leftover(&d));
+        assert!(!leftover(&dir.path().join(".hwlint-gone12")));
+    }
+
+    #[test]
     fn setuid_setgid_and_sticky_bits_are_kept() {
         use std::os::unix::fs::PermissionsExt;
         let dir = tempfile::tempdir().unwrap();
