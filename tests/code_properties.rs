@@ -6,6 +6,8 @@ use hwlint::syntax::edit::{insert_key, replace_scalar, NewValue};
 use hwlint::syntax::{parse, Format, Node, ScalarKind};
 use proptest::prelude::*;
 
+#[path = "support/cases.rs"]
+mod cases;
 #[path = "support/tree.rs"]
 mod tree;
 use tree::apply;
@@ -290,11 +292,7 @@ fn shell_file() -> impl Strategy<Value = String> {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig {
-        cases: 1000,
-        failure_persistence: None,
-        ..ProptestConfig::default()
-    })]
+    #![proptest_config(cases::config())]
 
     #[test]
     fn python_files_lint_and_fix_soundly(text in python_file(), selector in any::<u8>()) {
