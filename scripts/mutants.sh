@@ -5,6 +5,7 @@
 #                                                        SHARD: k/n, or `all`
 #
 # OPTIONS go to cargo mutants (`--list` shows the mutants without testing them).
+# MUTANTS_JOBS=2 builds and tests two mutants at once (each in its own copy of the tree).
 #
 # Each area runs the tests that guard it, not the whole suite, so a mutant costs its build
 # plus a few seconds of tests (about 50 s each on 2 cores; the rules' 600-odd mutants are a
@@ -46,4 +47,4 @@ if [ -n "$shard" ] && [ "$shard" != all ]; then
     out+="-${shard/\//-of-}"
 fi
 mkdir -p "$out"
-PATH="$cache/bin:$PATH" cargo mutants -j 1 "${args[@]}" -o "$out" "$@" "${skip[@]}"
+PATH="$cache/bin:$PATH" cargo mutants -j "${MUTANTS_JOBS:-1}" "${args[@]}" -o "$out" "$@" "${skip[@]}"
