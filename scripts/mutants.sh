@@ -28,8 +28,7 @@ case "$area" in
         args=(--file src/fix.rs --cargo-test-arg=--lib --cargo-test-arg=--test=safe_writes)
         ;;
     fixpoint)
-        args=(--file src/lint.rs
-            --re 'fix_to_fixpoint|apply_pass|Shift|stuck|FindingId|apply_suppressions'
+        args=(--file src/lint/fixpoint.rs
             --cargo-test-arg=--lib --cargo-test-arg=--test=fixtures
             --cargo-test-arg=--test=hostile_code)
         ;;
