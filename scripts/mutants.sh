@@ -20,19 +20,21 @@ cache=${HWLINT_MUTANTS_CACHE:-$HOME/.cache/hwlint-mutants}
 if [ ! -x "$cache/bin/cargo-mutants" ]; then
     cargo install --locked cargo-mutants --root "$cache"
 fi
+# The test targets are given to every cargo call (--cargo-arg), so that a mutant's build
+# compiles those alone, not the suite's two dozen test binaries.
 # The slow nesting test guards the parsers, not these areas (after `-- --`: for the test
 # binaries, not cargo).
 skip=(-- -- --skip every_nesting_the_guard_lets_through)
 case "$area" in
     fix)
-        args=(--file src/fix.rs --cargo-test-arg=--lib --cargo-test-arg=--test=safe_writes)
+        args=(--file src/fix.rs --cargo-arg=--lib --cargo-arg=--test=safe_writes)
         ;;
     fixpoint)
         # The unit tests beside it are aimed at it; one test binary keeps a mutant to one build.
-        args=(--file src/lint/fixpoint.rs --cargo-test-arg=--lib)
+        args=(--file src/lint/fixpoint.rs --cargo-arg=--lib)
         ;;
     rules)
-        args=(--file 'src/rules/*.rs' --cargo-test-arg=--lib --cargo-test-arg=--test=fixtures)
+        args=(--file 'src/rules/*.rs' --cargo-arg=--lib --cargo-arg=--test=fixtures)
         ;;
     *)
         echo "scripts/mutants.sh: unknown area $area (fix, fixpoint or rules)" >&2
