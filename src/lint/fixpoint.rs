@@ -11,8 +11,9 @@ use crate::fix::{apply_fixes_indexed, Applicability, Fix};
 use crate::settings::FileSettings;
 use crate::syntax::{self, Format};
 
-/// Fix passes before giving up on reaching a fixpoint.
-const MAX_FIX_PASSES: usize = 10;
+/// Passes a fix run may make before giving up on a fixpoint (a pass redone without a fix that
+/// did not take counts as one). Each pass made is checked by a lint of its own.
+const MAX_FIX_PASSES: usize = 20;
 
 /// What a fix run did to a text.
 pub(super) struct FixOutcome {
@@ -119,10 +120,8 @@ impl Shift {
     fn forward(&self, p: usize) -> usize {
         // The applied edits never overlap, so their ends rise with their starts.
         let k = self.edits.partition_point(|(r, _)| r.end <= p);
-        let at = match self.edits.get(k) {
-            Some((r, _)) if r.start < p => r.start,
-            _ => p,
-        };
+        // The first edit not before `p` ends after it: `p` is inside it, or before it.
+        let at = self.edits.get(k).map_or(p, |(r, _)| r.start.min(p));
         at.saturating_add_signed(self.moved[k])
     }
 
@@ -225,7 +224,9 @@ fn fix_to_fixpoint_with(
     let mut history: Vec<Shift> = Vec::new();
     // The last pass, to check that its fixes took.
     let mut last: Option<Pass> = None;
-    for _ in 0..2 * MAX_FIX_PASSES {
+    for round in 0..=MAX_FIX_PASSES {
+        // The last round only checks the pass before it.
+        let may_start = round < MAX_FIX_PASSES;
         let linted;
         let diags: &[Diagnostic] = match first.take() {
             Some(d) => d,
@@ -271,6 +272,9 @@ fn fix_to_fixpoint_with(
                     after: history.len(),
                 }));
                 out.text = before;
+                if !may_start {
+                    break;
+                }
                 // The same pass again, from the same text, without what did not take.
                 let mut took = vec![true; fixes.len()];
                 for &i in &failed {
@@ -294,6 +298,9 @@ fn fix_to_fixpoint_with(
                 f.applicability < min && f.applicability != Applicability::DisplayOnly
             })
         });
+        if !may_start {
+            break;
+        }
         let held: HashSet<(FindingId, usize)> = stuck_now(&stuck, &history).into_iter().collect();
         let fixes: Vec<(FindingId, Fix, usize)> = diags
             .iter()
@@ -343,7 +350,9 @@ fn apply_pass(
         return None;
     }
     let (next, indices) = apply_fixes_indexed(&out.text, fixes.iter().map(|(_, f, _)| f));
-    if indices.is_empty() || next == out.text {
+    // A pass that leaves the text as it was is checked like any other: its fixes did
+    // nothing, so they are found not to have taken, and are offered no more.
+    if indices.is_empty() {
         return None;
     }
     if let Err(e) = syntax::parse(&next, format) {
@@ -451,6 +460,111 @@ mod tests {
         without_stuck_fixes(&mut found, &out.stuck);
         assert_eq!(found.len(), 1);
         assert!(found[0].fix.is_none());
+    }
+
+    /// `n: K` with K over 0 (a comment may follow): one finding, whose fix lowers K by one
+    /// (one pass each).
+    fn countdown(text: &str) -> Vec<Diagnostic> {
+        let rule = rules::by_code("HW201").unwrap();
+        let value = |r: &str| r.split(" #").next().unwrap_or(r).trim().parse::<u32>().ok();
+        let Some(k) = text.strip_prefix("n: ").and_then(value) else {
+            return Vec::new();
+        };
+        if k == 0 {
+            return Vec::new();
+        }
+        let end = "n: ".len() + k.to_string().len();
+        vec![Diagnostic {
+            rule,
+            message: format!("n {k} > 0"),
+            span: 0..end,
+            fix: Some(Fix {
+                edits: vec![crate::fix::Edit::replace(3..end, (k - 1).to_string())],
+                applicability: Applicability::Safe,
+                message: "lower n".into(),
+            }),
+        }]
+    }
+
+    #[test]
+    fn a_run_makes_at_most_its_passes_and_checks_each() {
+        let run = |k: u32| {
+            fix_to_fixpoint_with(
+                &format!("n: {k}\n"),
+                Format::Yaml,
+                Applicability::Safe,
+                None,
+                &countdown,
+            )
+        };
+        let out = run(MAX_FIX_PASSES as u32);
+        assert_eq!(out.text, "n: 0\n");
+        assert_eq!(out.applied.len(), MAX_FIX_PASSES);
+        let out = run(MAX_FIX_PASSES as u32 + 5);
+        assert_eq!(out.text, "n: 5\n");
+        assert_eq!(out.applied.len(), MAX_FIX_PASSES);
+        // The last pass made is checked too: here its fix (at 6) lands in a comment.
+        let lint = |t: &str| {
+            let mut found = countdown(t);
+            for d in &mut found {
+                if d.message == "n 6 > 0" {
+                    if let Some(f) = &mut d.fix {
+                        f.edits = vec![crate::fix::Edit::insert(t.len() - 1, " # 5")];
+                    }
+                }
+            }
+            found
+        };
+        let start = format!("n: {}\n", MAX_FIX_PASSES + 5);
+        let out = fix_to_fixpoint_with(&start, Format::Yaml, Applicability::Safe, None, &lint);
+        assert_eq!(out.text, "n: 6\n");
+        assert_eq!(out.applied.len(), MAX_FIX_PASSES - 1);
+        assert_eq!(out.stuck.len(), 1);
+    }
+
+    #[test]
+    fn a_fix_that_changes_nothing_is_not_offered() {
+        let lint = |t: &str| {
+            let mut found = countdown(t);
+            for d in &mut found {
+                if let Some(f) = &mut d.fix {
+                    f.edits = vec![crate::fix::Edit::replace(3..4, &t[3..4])];
+                }
+            }
+            found
+        };
+        let out = fix_to_fixpoint_with("n: 7\n", Format::Yaml, Applicability::Safe, None, &lint);
+        assert_eq!(out.text, "n: 7\n");
+        assert!(out.applied.is_empty());
+        assert_eq!(out.stuck.len(), 1);
+    }
+
+    #[test]
+    fn a_fix_below_the_applicability_asked_for_is_passed_over() {
+        use Applicability::*;
+        let with = |applicability: Applicability| {
+            move |t: &str| {
+                let mut found = countdown(t);
+                for d in &mut found {
+                    if let Some(f) = &mut d.fix {
+                        f.applicability = applicability;
+                    }
+                }
+                found
+            }
+        };
+        for (min, fix, passed_over, applied) in [
+            (Safe, Unsafe, true, 0),
+            (Safe, Safe, false, 3),
+            (Safe, DisplayOnly, false, 0),
+            (Unsafe, Unsafe, false, 3),
+            (Unsafe, Safe, false, 3),
+            (Unsafe, DisplayOnly, false, 0),
+        ] {
+            let out = fix_to_fixpoint_with("n: 3\n", Format::Yaml, min, None, &with(fix));
+            assert_eq!(out.passed_over, passed_over, "{min:?} {fix:?}");
+            assert_eq!(out.applied.len(), applied, "{min:?} {fix:?}");
+        }
     }
 
     #[test]
