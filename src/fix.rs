@@ -471,7 +471,7 @@ mod tests {
         let text = "a: é\nb: 1\n";
         let bad = [
             Edit::replace(9..12, "x"),                      // ends past the text
-            Edit::replace(Range { start: 5, end: 4 }, "x"), // starts after it ends
+            Edit::replace(Range { start: 9, end: 6 }, "x"), // starts after it ends
             Edit::replace(4..5, "x"),                       // starts inside `é`
             Edit::replace(3..4, "x"),                       // ends inside `é`
         ];
@@ -511,6 +511,59 @@ mod tests {
         let (out, n) = apply_fixes(t, [&a, &b, &c]);
         assert_eq!(out, "aXdeZf");
         assert_eq!(n, 2);
+    }
+
+    #[test]
+    fn ranges_conflict_when_they_share_a_byte_or_an_insertion_point() {
+        let cases = [
+            (2..4, 4..6, false), // adjacent
+            (0..1, 1..2, false),
+            (2..4, 3..5, true),
+            (0..6, 2..3, true),
+            (2..4, 4..4, false), // an insert at the end
+            (2..4, 2..2, true),  // at the start
+            (2..4, 3..3, true),  // inside
+            (4..4, 4..4, true),  // two inserts at one point
+            (4..4, 5..5, false),
+        ];
+        for (a, b, conflict) in cases {
+            assert_eq!(overlaps(&a, &b), conflict, "{a:?} {b:?}");
+            assert_eq!(overlaps(&b, &a), conflict, "{b:?} {a:?}");
+        }
+    }
+
+    #[test]
+    fn fixes_that_do_not_conflict_apply_in_any_order() {
+        let t = "abcdef";
+        let fixes = [
+            fix(vec![Edit::replace(0..1, "A")]),
+            fix(vec![Edit::replace(1..2, "B")]),
+            fix(vec![Edit::replace(2..4, "X")]),
+            fix(vec![Edit::insert(4, "end")]),
+            fix(vec![Edit::replace(5..6, "F")]),
+            fix(vec![Edit::insert(6, "Z")]),
+        ];
+        // Every order of the six (Heap's algorithm): each checks against those before it.
+        let mut order: Vec<usize> = (0..fixes.len()).collect();
+        let mut c = vec![0; order.len()];
+        let check = |order: &[usize]| {
+            let (out, applied) = apply_fixes_indexed(t, order.iter().map(|&i| &fixes[i]));
+            assert_eq!(out, "ABXendeFZ", "{order:?}");
+            assert_eq!(applied.len(), fixes.len(), "{order:?}");
+        };
+        check(&order);
+        let mut i = 0;
+        while i < order.len() {
+            if c[i] < i {
+                order.swap(if i % 2 == 0 { 0 } else { c[i] }, i);
+                check(&order);
+                c[i] += 1;
+                i = 0;
+            } else {
+                c[i] = 0;
+                i += 1;
+            }
+        }
     }
 
     #[test]
