@@ -132,19 +132,14 @@ pub enum WriteError {
     },
 }
 
-/// The canonical forms of the paths named on the command line, for [`write_destination`]: a
-/// folder resolved whole, a file through its folder only (the file itself may be a link).
+/// The canonical forms of the folders named on the command line, for [`write_destination`].
+/// A file named needs no root: named beside a link to it, it is the name linted and written
+/// (`discover` keeps one name per file, the file's own over a link's).
 pub fn linted_roots(paths: &[PathBuf]) -> Vec<PathBuf> {
     paths
         .iter()
-        .filter_map(|p| {
-            if p.is_dir() {
-                return std::fs::canonicalize(p).ok();
-            }
-            let parent = p.parent().filter(|d| !d.as_os_str().is_empty());
-            let dir = std::fs::canonicalize(parent.unwrap_or(Path::new("."))).ok()?;
-            Some(dir.join(p.file_name()?))
-        })
+        .filter(|p| p.is_dir())
+        .filter_map(|p| std::fs::canonicalize(p).ok())
         .collect()
 }
 
