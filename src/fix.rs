@@ -445,6 +445,34 @@ pub mod signals {
             }
         }
     }
+
+    #[cfg(test)]
+    mod tests {
+        use super::*;
+
+        fn registered(p: &Path) -> bool {
+            IN_FLIGHT.lock().unwrap().iter().any(|q| q == p)
+        }
+
+        #[test]
+        fn a_temporary_file_is_registered_while_it_is_written_and_no_longer() {
+            let dir = tempfile::tempdir().unwrap();
+            let make = || {
+                tempfile::Builder::new()
+                    .prefix(".hwlint-")
+                    .tempfile_in(dir.path())
+            };
+            let (a, a_flight) = create(make).unwrap();
+            let (b, b_flight) = create(make).unwrap();
+            assert!(registered(a.path()) && registered(b.path()));
+            // Done with one: an interruption now removes only the other.
+            drop(a_flight);
+            assert!(!registered(a.path()));
+            assert!(registered(b.path()));
+            drop(b_flight);
+            assert!(!registered(b.path()));
+        }
+    }
 }
 
 #[cfg(test)]
