@@ -80,7 +80,9 @@ pub(crate) fn check(ctx: &Context) -> Vec<Violation> {
         ctx,
         match per_device_batch(ctx) {
             _ if ckpt_goes => None,
-            Some(per_device) if per_device > micro => {
+            // Accumulation to fold: the largest divisor of the per-device batch that fits is
+            // over the micro-batch only when there is some (the micro-batch divides it).
+            Some(per_device) => {
                 let target = largest_divisor_at_most(per_device, fitting);
                 (target > micro)
                     .then(|| {
