@@ -80,8 +80,10 @@ pub(crate) fn check(ctx: &Context) -> Vec<Violation> {
         ctx,
         match per_device_batch(ctx) {
             _ if ckpt_goes => None,
-            // Accumulation to fold: the largest divisor of the per-device batch that fits is
-            // over the micro-batch only when there is some (the micro-batch divides it).
+            // Only accumulation is folded: the largest divisor of the per-device batch that
+            // fits is over the micro-batch only when there is some. Without it, a larger batch
+            // would change the effective batch, and with it the learning rate and the
+            // recipe's results, which is the author's call (the message says what fits).
             Some(per_device) => {
                 let target = largest_divisor_at_most(per_device, fitting);
                 (target > micro)
@@ -95,10 +97,8 @@ pub(crate) fn check(ctx: &Context) -> Vec<Violation> {
                     })
                     .flatten()
             }
-            // No accumulation to fold: a larger batch would change the effective batch, and
-            // with it the learning rate and the recipe's results, which is the author's call
-            // (the message says what fits), not a fix.
-            _ => None,
+            // The per-device batch is not known.
+            None => None,
         },
     );
     vec![Violation {
