@@ -2060,27 +2060,83 @@ fn one_pass_edits_stay_in_their_ranges(case: &Case) -> Result<(), TestCaseError>
     Ok(())
 }
 
+/// `text` without its `# hwlint: ignore…` comments and with no blanks before a line's end (a
+/// line that held only a suppression goes whole): what the fixed text and each list are compared
+/// in. No list's own text holds a suppression (see `list_comment`).
+fn without_suppressions(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while !rest.is_empty() {
+        let body_len = rest.find(['\r', '\n']).unwrap_or(rest.len());
+        let end_len = if rest[body_len..].starts_with("\r\n") {
+            2
+        } else {
+            usize::from(body_len < rest.len())
+        };
+        let (body, end) = (&rest[..body_len], &rest[body_len..body_len + end_len]);
+        rest = &rest[body_len + end_len..];
+        match body.find("# hwlint: ignore") {
+            Some(at) if body[..at].trim().is_empty() => {}
+            Some(at) => {
+                out.push_str(body[..at].trim_end_matches([' ', '\t']));
+                out.push_str(end);
+            }
+            None => {
+                out.push_str(body.trim_end_matches([' ', '\t']));
+                out.push_str(end);
+            }
+        }
+    }
+    out
+}
+
+/// The text half of (f): each list's text is in `fixed` as often as in the generated text,
+/// counted with suppressions and line-end blanks taken out of both (removing an unused
+/// suppression, HW903, from a table's header line makes that table read like its twin further
+/// down), and never less often as written, byte for byte.
+fn list_texts_are_kept(case: &Case, fixed: &str, what: &str) -> Result<(), TestCaseError> {
+    let (text, _) = strip_bom(&case.text);
+    let (fixed, _) = strip_bom(fixed);
+    let (plain_text, plain_fixed) = (without_suppressions(text), without_suppressions(fixed));
+    for l in &case.lists {
+        let exact_before = text.matches(l.as_str()).count();
+        prop_assert!(
+            exact_before > 0,
+            "generator bug: list {:?} is not in the text",
+            l
+        );
+        prop_assert!(
+            fixed.matches(l.as_str()).count() >= exact_before,
+            "(f) {}: the list {:?} is no longer in the text as written\nfixed text: {:?}",
+            what,
+            l,
+            fixed
+        );
+        let plain = without_suppressions(l);
+        let before = plain_text.matches(plain.as_str()).count();
+        let after = plain_fixed.matches(plain.as_str()).count();
+        prop_assert_eq!(
+            after,
+            before,
+            "(f) {}: the list {:?} is in the text {} times, was {} (suppressions aside)\nfixed text: {:?}",
+            what,
+            l,
+            after,
+            before,
+            fixed
+        );
+    }
+    Ok(())
+}
+
 /// (f) Fixing leaves every list alone: no rule reads a key inside a list, so each list's text
 /// (flow or block, comments and all, with keys a rule fixes elsewhere inside its items) is in
 /// `fixed` exactly as often as in the generated text, and `fixed` parses to the model's lists:
 /// the same lengths and the same scalars under them, so no key was inserted into a list item
 /// and no item was added, dropped or split. `what` names the text checked.
 fn lists_are_kept(case: &Case, fixed: &str, what: &str) -> Result<(), TestCaseError> {
-    let (text, _) = strip_bom(&case.text);
+    list_texts_are_kept(case, fixed, what)?;
     let (fixed, _) = strip_bom(fixed);
-    for l in &case.lists {
-        let before = text.matches(l.as_str()).count();
-        prop_assert!(before > 0, "generator bug: list {:?} is not in the text", l);
-        let after = fixed.matches(l.as_str()).count();
-        prop_assert_eq!(
-            after,
-            before,
-            "(f) {}: the list {:?} is no longer in the text as written\nfixed text: {:?}",
-            what,
-            l,
-            fixed
-        );
-    }
     let doc = parse(fixed, case.format).map_err(|e| {
         TestCaseError::fail(format!(
             "(f) {what} does not parse: {} at {:?}",
@@ -2517,4 +2573,50 @@ fn case_paths_are_outside_any_project() {
     // The generated paths must not exist: a hwlint.toml or model folder next to them would
     // change the settings.
     assert!(!Path::new("/hwlint-fix-properties").exists());
+}
+
+/// CI's failing case (stop 30): an unused `ignore[HW204]` on the first of two like tables of
+/// an array; HW903 removes it, after which both tables read alike. Before the counting ignored
+/// suppressions, (f) took the second table's text, once in the input and twice in the output,
+/// for a list that the fix had copied.
+#[test]
+fn removing_a_suppression_from_a_table_header_copies_no_list() {
+    let text = "\n[model]\nname = \"llama3\"\nflavor = \"debugmodel\"\n\n[training]\n\n\
+                [validation]\nenable = false\n\n[[validation.datasets]]  # hwlint: ignore[HW204]\n\
+                name = \"c4_validation\"\n\n[[validation.datasets]]\nname = \"c4_validation\"";
+    let case = Case {
+        dialect: "torchtitan",
+        format: Format::Toml,
+        path: PathBuf::from("/hwlint-fix-properties/torchtitan/train.toml"),
+        text: text.to_string(),
+        overrides: Overrides::default(),
+        lists: vec![
+            "name = \"c4_validation\"".to_string(),
+            "[[validation.datasets]]\nname = \"c4_validation\"".to_string(),
+        ],
+        items: Vec::new(),
+    };
+    let fixed = fix_all(&case, text, Applicability::Safe);
+    assert!(
+        fixed.applied.len() == 1 && fixed.applied[0].starts_with("HW903"),
+        "{:?}",
+        fixed.applied
+    );
+    assert!(!fixed.text.contains("hwlint: ignore"), "{}", fixed.text);
+    list_texts_are_kept(&case, &fixed.text, "the fix").expect("the tables are kept");
+    // And the counting still fails a fix that copies a table.
+    let copied = format!(
+        "{}\n\n[[validation.datasets]]\nname = \"c4_validation\"",
+        fixed.text
+    );
+    assert!(list_texts_are_kept(&case, &copied, "a copy").is_err());
+}
+
+#[test]
+fn suppressions_and_line_end_blanks_are_taken_out_line_by_line() {
+    assert_eq!(
+        without_suppressions("a = 1  # hwlint: ignore\r\n  # hwlint: ignore[HW204]\rb = 2 \t\nc"),
+        "a = 1\r\nb = 2\nc"
+    );
+    assert_eq!(without_suppressions("x  # keep\n"), "x  # keep\n");
 }
