@@ -23,9 +23,10 @@
 //! shown, not applied; whether the headroom is worth a slower step is the author's call.
 
 use super::memory::{
-    batch_fix, batch_phrase, gib, gpu_named, largest_divisor_at_most, per_device_batch,
+    batch_fix, batch_phrase, gib, gpu_named, largest_divisor_at_most, need_with, per_device_batch,
 };
 use super::{Context, Violation};
+use crate::estimate::memory::Checkpointing;
 use crate::estimate::verdict::{max_micro_batch, HEADROOM_LINE};
 use crate::fix::Applicability;
 
@@ -54,9 +55,20 @@ pub(crate) fn check(ctx: &Context) -> Vec<Violation> {
         }
         _ => None,
     };
+    // Even micro-batch 1 is past the line: a smaller batch is no way out, so say what is.
+    let way_out = if fitting >= 1 {
+        String::new()
+    } else if plan.checkpointing != Checkpointing::Full {
+        format!(
+            "; micro-batch 1 is already the smallest: full activation checkpointing would bring the step to ~{} GiB, or use shorter samples",
+            gib(need_with(plan, 1, Checkpointing::Full))
+        )
+    } else {
+        "; micro-batch 1 is already the smallest, with checkpointing on: use shorter samples or shard over more GPUs".into()
+    };
     vec![Violation {
         message: format!(
-            "one step of {} at {} needs ~{} GiB, {:.0}% of the {} GiB usable on {}: little headroom against fragmentation or longer samples",
+            "one step of {} at {} needs ~{} GiB, {:.0}% of the {} GiB usable on {}: little headroom against fragmentation or longer samples{way_out}",
             plan.model,
             batch_phrase(plan),
             gib(m.verdict.need_bytes),
