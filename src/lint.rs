@@ -497,6 +497,7 @@ fn with_context<T>(
         path,
         models: &settings.models,
         memory: Default::default(),
+        selection: (&settings.select, &settings.ignore),
     };
     f(&ctx)
 }

@@ -101,6 +101,59 @@ fn select_and_ignore() {
     );
 }
 
+/// A rule that leaves a finding to another does so only when that one runs: with HW104
+/// switched off, HW101 reports the JAX run whose fraction is too small for its step (and says
+/// which fraction holds it); with HW103 off, HW102 no longer waits for HW103's fix to offer
+/// its own. Before, both passed in silence or without a fix.
+#[test]
+fn a_finding_left_to_a_rule_that_is_off_is_reported_by_the_rule_that_left_it() {
+    let fixtures = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/rules");
+    let openpi = fixtures.join("HW104/openpi");
+    let run = |args: &[&str]| {
+        stdout(
+            hwlint(&openpi)
+                .args([
+                    "scripts/bad-fraction-too-low.sh",
+                    "--output-format",
+                    "concise",
+                ])
+                .args(args),
+        )
+    };
+    let (code, out) = run(&[]);
+    assert_eq!(
+        (code, out.contains("HW104"), out.contains("HW101")),
+        (1, true, false),
+        "{out}"
+    );
+    for off in [["--ignore", "HW104"], ["--select", "HW101"]] {
+        let (code, out) = run(&off);
+        assert_eq!(code, 1, "{off:?}: {out}");
+        assert!(
+            out.contains("HW101")
+                && out.contains("the card holds the step at XLA_PYTHON_CLIENT_MEM_FRACTION=0.85"),
+            "{off:?}: {out}"
+        );
+    }
+    let hw102 = fixtures.join("HW102");
+    let fixes = |args: &[&str]| {
+        let (_, out) = stdout(
+            hwlint(&hw102)
+                .args(["bad-trl-checkpointing.yaml", "--output-format", "json"])
+                .args(args),
+        );
+        let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+        v.as_array()
+            .unwrap()
+            .iter()
+            .filter(|d| d["code"] == "HW102")
+            .map(|d| !d["fix"].is_null())
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(fixes(&[]), [false], "HW102 waits for HW103's fix");
+    assert_eq!(fixes(&["--ignore", "HW103"]), [true]);
+}
+
 #[test]
 fn closest_config_wins_and_per_path_targets() {
     let d = tempfile::tempdir().unwrap();

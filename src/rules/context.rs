@@ -55,6 +55,9 @@ pub struct Context<'a> {
     pub models: &'a [Architecture],
     /// The memory estimate, computed on first use.
     pub memory: OnceCell<Result<MemoryContext, Gap>>,
+    /// The rule selection (`select`, `ignore`): a rule that leaves a finding to another asks
+    /// whether that one runs ([`Context::runs`]).
+    pub selection: (&'a [String], &'a [String]),
 }
 
 /// One finding of a rule, before it is tied to a file and a rule entry.
@@ -66,6 +69,13 @@ pub struct Violation {
 }
 
 impl Context<'_> {
+    /// Whether rule `code` runs on this file. A rule that defers to another (HW101 to HW104,
+    /// HW102's fix to HW103's) must not defer to one that is switched off, or the problem
+    /// passes in silence.
+    pub fn runs(&self, code: &str) -> bool {
+        super::is_enabled(code, self.selection.0, self.selection.1)
+    }
+
     /// The line index of the file: a rule must not rebuild it per finding.
     pub fn lines(&self) -> &crate::syntax::LineIndex {
         self.lines

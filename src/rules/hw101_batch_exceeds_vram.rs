@@ -55,7 +55,9 @@ pub(crate) fn check(ctx: &Context) -> Vec<Violation> {
     };
     // With sharding unknown, report only what holds even if the model states were sharded.
     let e = m.least();
-    if e.verdict.fits || super::hw104_memory_fraction_invalid::fraction_is_the_limit(ctx) {
+    // A JAX run whose card would hold the step in a larger share: HW104 raises the share.
+    let raise = super::hw104_memory_fraction_invalid::fraction_holding_the_step(ctx);
+    if e.verdict.fits || (raise.is_some() && ctx.runs("HW104")) {
         return vec![];
     }
     let plan = &e.plan;
@@ -111,8 +113,12 @@ pub(crate) fn check(ctx: &Context) -> Vec<Violation> {
         }),
         _ => None,
     };
-    if fitting == 0 {
-        message.push_str(": not even micro-batch 1 fits; use LoRA, shard with ZeRO-3/FSDP over more GPUs, or a GPU with more memory");
+    match raise {
+        Some(f) => message.push_str(&format!(
+            "; the card holds the step at XLA_PYTHON_CLIENT_MEM_FRACTION={f}"
+        )),
+        None if fitting == 0 => message.push_str(": not even micro-batch 1 fits; use LoRA, shard with ZeRO-3/FSDP over more GPUs, or a GPU with more memory"),
+        None => {}
     }
     vec![Violation {
         message,

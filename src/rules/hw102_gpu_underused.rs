@@ -31,14 +31,12 @@
 //! recipe's results, a choice for the author, not an edit hwlint should make.
 
 use super::memory::{
-    batch_fix, batch_phrase, for_target, gib, gpu_named, largest_divisor_at_most, need_with,
-    per_device_batch,
+    batch_fix, batch_phrase, for_target, gib, gpu_named, largest_divisor_at_most, per_device_batch,
 };
 use super::{Context, Violation};
 use crate::dialect::Concept;
-use crate::estimate::memory::Checkpointing;
 use crate::estimate::throughput::{dispatch_seconds, gpu_seconds};
-use crate::estimate::verdict::{max_micro_batch, CHECKPOINTING_UNNEEDED_LINE, HEADROOM_LINE};
+use crate::estimate::verdict::{max_micro_batch, HEADROOM_LINE};
 
 /// The GPU is called launch-bound when its work takes less than this share of the host's time
 /// to issue the step: it idles at least a quarter of the step.
@@ -68,14 +66,10 @@ pub(crate) fn check(ctx: &Context) -> Vec<Violation> {
     if fitting <= micro {
         return vec![];
     }
-    // When HW103 will turn checkpointing off, the batch that fits changes: wait for that fix.
-    let ckpt_goes = m.plan.checkpointing == Checkpointing::Full
-        && need_with(&m.plan, m.plan.batch, Checkpointing::None)
-            <= m.verdict.usable_bytes * CHECKPOINTING_UNNEEDED_LINE
-        && ctx
-            .setup
-            .get(Concept::ActivationCheckpointing)
-            .is_some_and(|s| s.origin.is_explicit());
+    // When HW103 will turn checkpointing off, the batch that fits changes: wait for that fix
+    // (when HW103 runs: a fix that never comes is no reason to wait).
+    let ckpt_goes =
+        ctx.runs("HW103") && super::hw103_checkpointing_unneeded::unneeded(ctx).is_some();
     let fix = for_target(
         ctx,
         match per_device_batch(ctx) {

@@ -24,28 +24,18 @@
 
 use super::memory::{for_target, gib, gpu_named, need_with};
 use super::{Context, Violation};
-use crate::dialect::Concept;
+use crate::dialect::{Concept, Setting};
 use crate::estimate::memory::Checkpointing;
 use crate::estimate::verdict::CHECKPOINTING_UNNEEDED_LINE;
 use crate::fix::Applicability;
 
 pub(crate) fn check(ctx: &Context) -> Vec<Violation> {
-    let Some(m) = ctx.gpu_memory() else {
+    let Some((without, setting)) = unneeded(ctx) else {
         return vec![];
     };
-    // Waste must hold even without sharding.
-    let m = &m.most;
-    let Some((_, setting)) = ctx.setup.str(Concept::ActivationCheckpointing) else {
-        return vec![];
-    };
-    if m.plan.checkpointing != Checkpointing::Full || !setting.origin.is_explicit() {
-        return vec![];
-    }
-    let usable = m.verdict.usable_bytes;
-    let without = need_with(&m.plan, m.plan.batch, Checkpointing::None);
-    if without > usable * CHECKPOINTING_UNNEEDED_LINE {
-        return vec![];
-    }
+    let usable = ctx
+        .gpu_memory()
+        .map_or(0.0, |m| m.most.verdict.usable_bytes);
     let fix = for_target(
         ctx,
         ctx.set_mapped(
@@ -67,4 +57,18 @@ pub(crate) fn check(ctx: &Context) -> Vec<Violation> {
         span: ctx.span_of(Concept::ActivationCheckpointing),
         fix,
     }]
+}
+
+/// The step's need without checkpointing, and the setting that turns it on, when the file
+/// turns full checkpointing on and the step fits in 85% of usable memory without it (HW102
+/// waits for this rule's fix, as the batch that fits depends on it).
+pub(crate) fn unneeded<'c>(ctx: &'c Context) -> Option<(f64, &'c Setting)> {
+    // Waste must hold even without sharding.
+    let m = &ctx.gpu_memory()?.most;
+    let (_, setting) = ctx.setup.str(Concept::ActivationCheckpointing)?;
+    if m.plan.checkpointing != Checkpointing::Full || !setting.origin.is_explicit() {
+        return None;
+    }
+    let without = need_with(&m.plan, m.plan.batch, Checkpointing::None);
+    (without <= m.verdict.usable_bytes * CHECKPOINTING_UNNEEDED_LINE).then_some((without, setting))
 }

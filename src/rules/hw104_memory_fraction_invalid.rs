@@ -78,15 +78,16 @@ fn preallocates(ctx: &Context) -> bool {
         .is_none_or(|(b, _)| b)
 }
 
-/// Whether the run's memory fraction, not the card, is what the step does not fit in (HW101
-/// then leaves the finding to this rule).
-pub(crate) fn fraction_is_the_limit(ctx: &Context) -> bool {
-    ctx.mem_fraction()
-        .is_some_and(|(f, _)| too_small(ctx, f).is_some())
+/// The fraction that would hold the step, when the run's fraction, not the card, is what the
+/// step does not fit in (HW101 then leaves the finding to this rule, when it runs).
+pub(crate) fn fraction_holding_the_step(ctx: &Context) -> Option<f64> {
+    ctx.mem_fraction()?;
+    raised(ctx).map(|(raised, _)| raised)
 }
 
-/// The step needs more than the fraction leaves, but would fit in the card's usable memory.
-fn too_small(ctx: &Context, f: f64) -> Option<Violation> {
+/// The smallest fraction in steps of 0.05 that holds the step, and the step's need, when the
+/// step does not fit in the run's fraction of the card but would in one a fix may set.
+fn raised(ctx: &Context) -> Option<(f64, f64)> {
     let m = ctx.gpu_memory()?;
     let e = m.least();
     if e.verdict.fits {
@@ -94,15 +95,23 @@ fn too_small(ctx: &Context, f: f64) -> Option<Violation> {
     }
     let need = e.verdict.need_bytes;
     let gpu = &ctx.target.gpu;
-    let full = usable_bytes(gpu, None);
-    if need > usable_bytes(gpu, Some(HIGHEST_FIX)) || need > full {
-        // The card itself is too small: HW101 says so.
+    // Past the highest fraction a fix would set (never more than the card less the CUDA
+    // context), raising the fraction cannot hold the step: HW101 says what does.
+    if need > usable_bytes(gpu, Some(HIGHEST_FIX)) {
         return None;
     }
     let vram = gpu.vram_bytes as f64;
-    // The smallest fraction in steps of 0.05 that holds the step.
+    // Above the run's fraction f, as the step does not fit in f x vram (nor, for f past 0.95,
+    // in the card less the context, which returned above).
     let raised = ((need / vram) * 20.0).ceil() / 20.0;
-    let raised = (raised.clamp(f + 0.05, HIGHEST_FIX) * 100.0).round() / 100.0;
+    Some(((raised.min(HIGHEST_FIX) * 100.0).round() / 100.0, need))
+}
+
+/// The step needs more than the fraction leaves, but would fit in the card's usable memory.
+fn too_small(ctx: &Context, f: f64) -> Option<Violation> {
+    let (raised, need) = raised(ctx)?;
+    let gpu = &ctx.target.gpu;
+    let vram = gpu.vram_bytes as f64;
     let set = ctx.setup.get(Concept::MemFraction)?;
     let cap = if preallocates(ctx) {
         ""
@@ -195,7 +204,10 @@ fn oversubscribed(ctx: &Context, f: f64) -> Option<Violation> {
         let (line, _) = ctx.lines().position(ctx.text, r.span.start);
         parts.push(format!("{theirs} for the run on line {line}"));
     }
-    if sum <= 1.0 + 1e-9 || parts.len() < 2 {
+    // Past 1 only with another run's share, as `f` is at most 1. The margin keeps float sums
+    // such as 0.34 + 0.56 + 0.1
+    // (1.0000000000000002) at 1.
+    if sum <= 1.0 + 1e-9 {
         return None;
     }
     let gpus = match &mine {
