@@ -6,6 +6,8 @@
 #
 # OPTIONS go to cargo mutants (`--list` shows the mutants without testing them).
 # MUTANTS_JOBS=2 builds and tests two mutants at once (each in its own copy of the tree).
+# MUTANTS_FILES='src/rules/hw104_*.rs src/rules/hw105_*.rs' narrows the area to those files
+# (its tests stay the area's).
 #
 # Each area runs the tests that guard it, not the whole suite, so a mutant costs its build
 # plus a few seconds of tests (about 50 s each on 2 cores; the rules' 600-odd mutants are a
@@ -41,10 +43,26 @@ case "$area" in
         exit 2
         ;;
 esac
+if [ -n "${MUTANTS_FILES:-}" ]; then
+    kept=()
+    skip_next=0
+    for a in "${args[@]}"; do
+        if [ "$skip_next" = 1 ]; then skip_next=0; continue; fi
+        if [ "$a" = --file ]; then skip_next=1; continue; fi
+        kept+=("$a")
+    done
+    args=("${kept[@]}")
+    for f in $MUTANTS_FILES; do
+        args+=(--file "$f")
+    done
+fi
 out=target/mutants/$area
 if [ -n "$shard" ] && [ "$shard" != all ]; then
     args+=(--shard "$shard")
     out+="-${shard/\//-of-}"
+fi
+if [ -n "${MUTANTS_FILES:-}" ]; then
+    out+=-some
 fi
 mkdir -p "$out"
 PATH="$cache/bin:$PATH" cargo mutants -j "${MUTANTS_JOBS:-1}" --profile mutants "${args[@]}" -o "$out" "$@" "${skip[@]}"

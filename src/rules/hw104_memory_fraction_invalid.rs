@@ -180,7 +180,13 @@ fn oversubscribed(ctx: &Context, f: f64) -> Option<Violation> {
     let script = text_at(ctx.front, &["script"]);
     let mine = devices(ctx.front);
     let mut sum = f;
-    let mut parts = vec![format!("{f} here")];
+    // A share no key sets is JAX's default: the message says so, or 0.75 reads as a typo.
+    let default_note = |explicit: bool| if explicit { "" } else { " (JAX's default)" };
+    let mine_explicit = ctx
+        .setup
+        .get(Concept::MemFraction)
+        .is_some_and(|s| s.origin.is_explicit());
+    let mut parts = vec![format!("{f}{} here", default_note(mine_explicit))];
     for &i in &together {
         let r = &roots[i];
         if text_at(r, &["env", "XLA_PYTHON_CLIENT_PREALLOCATE"])
@@ -192,21 +198,23 @@ fn oversubscribed(ctx: &Context, f: f64) -> Option<Violation> {
             continue;
         }
         // A run without the variable takes JAX's default, when it runs the same JAX script.
-        let theirs = match text_at(r, &["env", VAR]) {
+        let (theirs, explicit) = match text_at(r, &["env", VAR]) {
             Some(t) => match t.trim().parse::<f64>() {
-                Ok(v) if v > 0.0 && v <= 1.0 => v,
+                Ok(v) if v > 0.0 && v <= 1.0 => (v, true),
                 _ => continue,
             },
-            None if text_at(r, &["script"]) == script && script.is_some() => JAX_DEFAULT,
+            None if text_at(r, &["script"]) == script && script.is_some() => (JAX_DEFAULT, false),
             None => continue,
         };
         sum += theirs;
         let (line, _) = ctx.lines().position(ctx.text, r.span.start);
-        parts.push(format!("{theirs} for the run on line {line}"));
+        parts.push(format!(
+            "{theirs}{} for the run on line {line}",
+            default_note(explicit)
+        ));
     }
     // Past 1 only with another run's share, as `f` is at most 1. The margin keeps float sums
-    // such as 0.34 + 0.56 + 0.1
-    // (1.0000000000000002) at 1.
+    // such as 0.34 + 0.56 + 0.1 (1.0000000000000002) at 1.
     if sum <= 1.0 + 1e-9 {
         return None;
     }
