@@ -396,6 +396,17 @@ mod tests {
         }
     }
 
+    /// The summary (SARIF's short description, `hwlint rule --all`'s table) is the first
+    /// paragraph under "## What it does", joined to one line.
+    #[test]
+    fn a_summary_is_the_first_paragraph_of_what_it_does() {
+        let r = RULES.iter().find(|r| r.code == "HW103").expect("HW103 is a rule");
+        assert_eq!(
+            r.summary(),
+            "Flags activation checkpointing that is turned on although the step fits comfortably without it (at most 85% of usable memory)."
+        );
+    }
+
     #[test]
     fn codes_are_unique_and_sorted() {
         let codes: Vec<_> = RULES.iter().map(|r| r.code).collect();
@@ -424,6 +435,29 @@ mod tests {
             .contains("`HW101`"));
         assert!(check_selector("XYZ").is_err());
         assert!(check_selector("H").is_err());
+        // Written in lower case, `all` and a prefix are suggested as written, in upper case.
+        assert!(check_selector("all")
+            .unwrap_err()
+            .contains("did you mean `ALL`"));
+        assert!(check_selector("hw2")
+            .unwrap_err()
+            .contains("did you mean `HW2`"));
+    }
+
+    #[test]
+    fn edit_distance_counts_insertions_deletions_and_substitutions() {
+        assert_eq!(edit_distance("HW101", "HW101"), 0);
+        assert_eq!(edit_distance("HW1011", "HW101"), 1);
+        assert_eq!(edit_distance("HW110", "HW101"), 2);
+        assert_eq!(edit_distance("kitten", "sitting"), 3);
+        assert_eq!(edit_distance("", "HW2"), 3);
+        assert_eq!(edit_distance("HW2", ""), 3);
+    }
+
+    #[test]
+    fn a_rule_debugs_as_its_code_and_name() {
+        let r = by_code("HW101").expect("HW101 is a rule");
+        assert_eq!(format!("{r:?}"), "HW101 batch-exceeds-vram");
     }
 
     #[test]
