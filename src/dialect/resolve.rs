@@ -433,18 +433,22 @@ fn combined(
     }
 }
 
-/// `220G`, `220GB`, `512M`, `1T`, or a bare number of gigabytes.
+/// A SLURM memory size (`--mem-per-gpu`, which submitit's `mem_per_gpu` becomes) in GB of 10^9
+/// bytes, as hwlint.toml's `ram_gb` counts: sbatch(1) reads a bare number as megabytes and the
+/// suffixes K, M, G and T in powers of 1024 (`55G` is 59.1 GB). A trailing `B` (`60GB`) is
+/// read as if absent. Zero, which SLURM does not define per GPU, and anything else is unknown.
 fn size_in_gb(text: &str) -> Option<f64> {
     let t = text.trim().to_ascii_uppercase();
-    let t = t.trim_end_matches('B');
-    let (num, scale) = match t.chars().last()? {
-        'K' => (&t[..t.len() - 1], 1e-6),
-        'M' => (&t[..t.len() - 1], 1e-3),
-        'G' => (&t[..t.len() - 1], 1.0),
-        'T' => (&t[..t.len() - 1], 1e3),
+    let t = t.strip_suffix('B').unwrap_or(&t);
+    let (num, mib) = match t.chars().last()? {
+        'K' => (&t[..t.len() - 1], 1.0 / 1024.0),
+        'M' => (&t[..t.len() - 1], 1.0),
+        'G' => (&t[..t.len() - 1], 1024.0),
+        'T' => (&t[..t.len() - 1], 1024.0 * 1024.0),
         _ => (t, 1.0),
     };
-    num.trim().parse::<f64>().ok().map(|n| n * scale)
+    let n = num.trim().parse::<f64>().ok()?;
+    (n.is_finite() && n > 0.0).then(|| n * mib * 1_048_576.0 / 1e9)
 }
 
 fn convert(concept: Concept, v: &Value) -> SettingValue {
@@ -487,6 +491,22 @@ mod tests {
 
     fn dialect_with(body: &str) -> crate::dialect::Dialect {
         parse_dialect("t", &format!("{HEADER}{body}")).unwrap()
+    }
+
+    /// SLURM sizes: megabytes when bare, binary suffixes, in GB of 10^9 bytes.
+    #[test]
+    fn slurm_sizes_read_as_sbatch_reads_them() {
+        let gb = |t: &str| size_in_gb(t).map(|g| (g * 1000.0).round() / 1000.0);
+        assert_eq!(gb("55G"), Some(59.056));
+        assert_eq!(gb("55GB"), Some(59.056));
+        assert_eq!(gb("60g"), Some(64.425));
+        assert_eq!(gb("61440M"), Some(64.425));
+        assert_eq!(gb("61440"), Some(64.425));
+        assert_eq!(gb("1T"), Some(1099.512));
+        assert_eq!(gb("1048576K"), Some(1.074));
+        for unknown in ["0", "0G", "-5G", "lots", "80GiB", "G", "", "inf", "NaNG"] {
+            assert_eq!(size_in_gb(unknown), None, "{unknown}");
+        }
     }
 
     const D: &str = r#"

@@ -221,15 +221,40 @@ impl Context<'_> {
 
     /// Processes on one node: what the file says, else the target's GPUs, else one.
     pub fn processes_per_node(&self) -> i64 {
+        self.processes_per_node_from().0
+    }
+
+    /// [`Context::processes_per_node`] and what says so (`--num_processes` 16 / `--num_machines`
+    /// 2), for messages.
+    pub fn processes_per_node_from(&self) -> (i64, String) {
         let s = self.setup;
-        let nodes = s.int(Concept::Nodes).map_or(1, |(n, _)| n.max(1));
-        if let Some((p, _)) = s.int(Concept::Processes) {
-            return (p / nodes).max(1);
+        if let Some((p, ps)) = s.int(Concept::Processes) {
+            return match s.int(Concept::Nodes).filter(|(n, _)| *n > 1) {
+                Some((n, ns)) => (
+                    (p / n).max(1),
+                    format!(
+                        "{} {p} / {} {n}",
+                        ps.origin.describe(),
+                        ns.origin.describe()
+                    ),
+                ),
+                None => (p.max(1), format!("{} {p}", ps.origin.describe())),
+            };
         }
-        if let Some((d, _)) = s.int(Concept::DevicesPerNode) {
-            return d.max(1);
+        if let Some((d, ds)) = s.int(Concept::DevicesPerNode) {
+            return (d.max(1), format!("{} {d}", ds.origin.describe()));
         }
-        self.target.gpus.map_or(1, i64::from).max(1)
+        match self.target.gpus {
+            Some(g) => (
+                i64::from(g).max(1),
+                format!(
+                    "the {g} GPU{} of target {}",
+                    if g == 1 { "" } else { "s" },
+                    self.target.name
+                ),
+            ),
+            None => (1, "no GPU count is known: one assumed".into()),
+        }
     }
 
     /// A fix that sets `concept` to `value` in this file: replaces the value where the file

@@ -43,7 +43,7 @@ pub(crate) fn check(ctx: &Context) -> Vec<Violation> {
     if workers <= cores {
         return vec![];
     }
-    let procs = ctx.processes_per_node();
+    let (procs, procs_from) = ctx.processes_per_node_from();
     let suggested = cores.saturating_sub(1).max(1);
     let message = match ctx.setup.get(Concept::CpusPerProcess) {
         Some(_) => format!(
@@ -51,7 +51,7 @@ pub(crate) fn check(ctx: &Context) -> Vec<Violation> {
             setting.origin.describe(),
         ),
         None => format!(
-            "{} {workers} x {procs} process{} per node = {} dataloader workers > {} CPU cores on {}{}",
+            "{} {workers} x {procs} process{} per node ({procs_from}) = {} dataloader workers > {} CPU cores on {}{}",
             setting.origin.describe(),
             if procs == 1 { "" } else { "es" },
             i128::from(workers) * i128::from(procs),

@@ -400,7 +400,10 @@ mod tests {
     /// paragraph under "## What it does", joined to one line.
     #[test]
     fn a_summary_is_the_first_paragraph_of_what_it_does() {
-        let r = RULES.iter().find(|r| r.code == "HW103").expect("HW103 is a rule");
+        let r = RULES
+            .iter()
+            .find(|r| r.code == "HW103")
+            .expect("HW103 is a rule");
         assert_eq!(
             r.summary(),
             "Flags activation checkpointing that is turned on although the step fits comfortably without it (at most 85% of usable memory)."
