@@ -98,21 +98,32 @@ pub(crate) fn check(ctx: &Context) -> Vec<Violation> {
             let Some(mut fixed) = as_float(&s.text, ctx.dialect.loader) else {
                 return;
             };
+            // An integer setting takes the integer the text names; a text that names none (a
+            // fraction, or past what an i64 holds exactly) is still a string there, with no
+            // number to write for it.
+            let mut no_integer = None;
             if ints.iter().any(|p| matches(p, path)) {
                 match resolve_plain(&fixed, ctx.dialect.loader) {
                     Value::Float(f) if f.fract() == 0.0 && f.abs() < 9e15 => {
                         fixed = format!("{}", f as i64);
                     }
-                    _ => return,
+                    Value::Float(f) if f.fract() != 0.0 => {
+                        no_integer = Some("; the setting takes an integer, and this number has a fraction")
+                    }
+                    _ => no_integer = Some("; the setting takes an integer, and this number is past the integers a float holds exactly"),
                 }
             }
             out.push(Violation {
                 message: format!(
-                    "`{key}: {}` loads as the string \"{}\" with {} (a float needs a dot and a signed exponent), and {} uses it as a number without converting it: the run fails or compares text",
-                    s.text, s.text, load.call, ctx.dialect.title
+                    "`{key}: {}` loads as the string \"{}\" with {} (a float needs a dot and a signed exponent), and {} uses it as a number without converting it: the run fails or compares text{}",
+                    s.text,
+                    s.text,
+                    load.call,
+                    ctx.dialect.title,
+                    no_integer.unwrap_or_default()
                 ),
                 span: node.span.clone(),
-                fix: Some(Fix {
+                fix: no_integer.is_none().then(|| Fix {
                     edits: vec![Edit::replace(node.span.clone(), fixed.clone())],
                     applicability: Applicability::Safe,
                     message: format!("write `{fixed}`, which loads as that number"),
