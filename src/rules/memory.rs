@@ -227,3 +227,53 @@ pub(crate) fn gpu_named(ctx: &Context) -> String {
         None => gpu,
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn with_terms(terms: [f64; 6]) -> MemoryEstimate {
+        let [weights, gradients, optimizer, activations, logits, temporary] =
+            terms.map(|g| g * (1u64 << 30) as f64);
+        MemoryEstimate {
+            params: 0,
+            trainable_params: 0,
+            weights_bytes: weights,
+            gradients_bytes: gradients,
+            optimizer_bytes: optimizer,
+            activations_bytes: activations,
+            logits_bytes: logits,
+            temporary_bytes: temporary,
+            peak_bytes: 0.0,
+            peak_at: "end of forward",
+            fwd_bwd_bytes: 0.0,
+            fwd_bwd_transient_bytes: 0.0,
+            step_bytes: 0.0,
+            paged_bytes: 0.0,
+            loading_bytes: 0.0,
+            checkpointed: false,
+        }
+    }
+
+    /// A message names the three largest terms, and never a term that is nothing (a frozen
+    /// model has no gradients or optimizer state to name).
+    #[test]
+    fn largest_terms_are_three_and_never_zero() {
+        assert_eq!(
+            largest_terms(&with_terms([4.0, 4.0, 8.0, 20.0, 2.0, 1.0])),
+            "activations 20.0, optimizer 8.0, weights 4.0 GiB"
+        );
+        assert_eq!(
+            largest_terms(&with_terms([12.0, 0.0, 0.0, 3.5, 0.0, 0.0])),
+            "weights 12.0, activations 3.5 GiB"
+        );
+    }
+
+    #[test]
+    fn largest_divisor_at_most_stays_within_both_bounds() {
+        assert_eq!(largest_divisor_at_most(32, 5), 4);
+        assert_eq!(largest_divisor_at_most(32, 64), 32);
+        assert_eq!(largest_divisor_at_most(7, 6), 1);
+        assert_eq!(largest_divisor_at_most(12, 0), 1);
+    }
+}
