@@ -137,6 +137,15 @@ impl Context<'_> {
         .map_or(0..0, |c| self.span_of(c))
     }
 
+    /// `the 8 GPUs of target X`: where a process count that no key sets comes from.
+    fn target_gpus_phrase(&self, g: u32) -> String {
+        format!(
+            "the {g} GPU{} of target {}",
+            if g == 1 { "" } else { "s" },
+            self.target.name
+        )
+    }
+
     /// Processes that will run, when the file, `--gpus` or a chosen target says.
     pub fn world_size(&self) -> Option<(i64, String)> {
         let s = self.setup;
@@ -148,16 +157,9 @@ impl Context<'_> {
             // Past i64, no count of processes a launcher starts: unknown.
             return d.checked_mul(nodes).map(|ws| (ws, set.origin.describe()));
         }
-        self.target.gpus.map(|g| {
-            (
-                i64::from(g),
-                format!(
-                    "the {g} GPU{} of target {}",
-                    if g == 1 { "" } else { "s" },
-                    self.target.name
-                ),
-            )
-        })
+        self.target
+            .gpus
+            .map(|g| (i64::from(g), self.target_gpus_phrase(g)))
     }
 
     /// Data-parallel processes, the ones that each take their own samples: the world size
@@ -245,14 +247,7 @@ impl Context<'_> {
             return (d.max(1), format!("{} {d}", ds.origin.describe()));
         }
         match self.target.gpus {
-            Some(g) => (
-                i64::from(g).max(1),
-                format!(
-                    "the {g} GPU{} of target {}",
-                    if g == 1 { "" } else { "s" },
-                    self.target.name
-                ),
-            ),
+            Some(g) => (i64::from(g).max(1), self.target_gpus_phrase(g)),
             None => (1, "no GPU count is known: one assumed".into()),
         }
     }

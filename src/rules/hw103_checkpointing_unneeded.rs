@@ -30,12 +30,14 @@ use crate::estimate::verdict::CHECKPOINTING_UNNEEDED_LINE;
 use crate::fix::Applicability;
 
 pub(crate) fn check(ctx: &Context) -> Vec<Violation> {
-    let Some((without, setting)) = unneeded(ctx) else {
+    let Some(Unneeded {
+        without,
+        usable,
+        setting,
+    }) = unneeded(ctx)
+    else {
         return vec![];
     };
-    let usable = ctx
-        .gpu_memory()
-        .map_or(0.0, |m| m.most.verdict.usable_bytes);
     let fix = for_target(
         ctx,
         ctx.set_mapped(
@@ -59,10 +61,18 @@ pub(crate) fn check(ctx: &Context) -> Vec<Violation> {
     }]
 }
 
+/// What [`unneeded`] found: the step's need without checkpointing, the usable memory it is
+/// held against, and the setting that turns checkpointing on.
+pub(crate) struct Unneeded<'c> {
+    pub without: f64,
+    pub usable: f64,
+    pub setting: &'c Setting,
+}
+
 /// The step's need without checkpointing, and the setting that turns it on, when the file
 /// turns full checkpointing on and the step fits in 85% of usable memory without it (HW102
 /// waits for this rule's fix, as the batch that fits depends on it).
-pub(crate) fn unneeded<'c>(ctx: &'c Context) -> Option<(f64, &'c Setting)> {
+pub(crate) fn unneeded<'c>(ctx: &'c Context) -> Option<Unneeded<'c>> {
     // Waste must hold even without sharding.
     let m = &ctx.gpu_memory()?.most;
     let (_, setting) = ctx.setup.str(Concept::ActivationCheckpointing)?;
@@ -70,5 +80,10 @@ pub(crate) fn unneeded<'c>(ctx: &'c Context) -> Option<(f64, &'c Setting)> {
         return None;
     }
     let without = need_with(&m.plan, m.plan.batch, Checkpointing::None);
-    (without <= m.verdict.usable_bytes * CHECKPOINTING_UNNEEDED_LINE).then_some((without, setting))
+    let usable = m.verdict.usable_bytes;
+    (without <= usable * CHECKPOINTING_UNNEEDED_LINE).then_some(Unneeded {
+        without,
+        usable,
+        setting,
+    })
 }

@@ -62,7 +62,7 @@ pub(crate) fn check(ctx: &Context) -> Vec<Violation> {
         }];
     }
     let mut out = Vec::new();
-    if let Some(v) = oversubscribed(ctx, f) {
+    if let Some(v) = oversubscribed(ctx, f, set.origin.is_explicit()) {
         out.push(v);
     }
     if let Some(v) = too_small(ctx, f) {
@@ -161,7 +161,8 @@ fn too_small(ctx: &Context, f: f64) -> Option<Violation> {
 
 /// Runs of one script started together on the same GPUs whose reserved fractions add up past
 /// the card: reported on the run that tips it over.
-fn oversubscribed(ctx: &Context, f: f64) -> Option<Violation> {
+/// `explicit`: whether the file sets this run's fraction (else it is JAX's default).
+fn oversubscribed(ctx: &Context, f: f64, explicit: bool) -> Option<Violation> {
     if ctx.doc.format != crate::syntax::Format::Shell || !preallocates(ctx) {
         return None;
     }
@@ -182,11 +183,7 @@ fn oversubscribed(ctx: &Context, f: f64) -> Option<Violation> {
     let mut sum = f;
     // A share no key sets is JAX's default: the message says so, or 0.75 reads as a typo.
     let default_note = |explicit: bool| if explicit { "" } else { " (JAX's default)" };
-    let mine_explicit = ctx
-        .setup
-        .get(Concept::MemFraction)
-        .is_some_and(|s| s.origin.is_explicit());
-    let mut parts = vec![format!("{f}{} here", default_note(mine_explicit))];
+    let mut parts = vec![format!("{f}{} here", default_note(explicit))];
     for &i in &together {
         let r = &roots[i];
         if text_at(r, &["env", "XLA_PYTHON_CLIENT_PREALLOCATE"])
@@ -228,9 +225,10 @@ fn oversubscribed(ctx: &Context, f: f64) -> Option<Violation> {
             parts.join(" + "),
             sum
         ),
-        span: match ctx.setup.get(Concept::MemFraction) {
-            Some(s) if s.origin.is_explicit() => ctx.span_of(Concept::MemFraction),
-            _ => ctx.front.span.start..ctx.front.span.start,
+        span: if explicit {
+            ctx.span_of(Concept::MemFraction)
+        } else {
+            ctx.front.span.start..ctx.front.span.start
         },
         fix: None,
     })
