@@ -301,13 +301,24 @@ fn fixes_round_trip() {
 }
 
 /// Micro-batch x accumulation (or the global batch where the framework derives accumulation).
-fn effective_batch(path: &Path, text: &str, settings: &hwlint::settings::FileSettings) -> i64 {
+/// The samples per optimizer step, `None` where they are the framework's default global batch.
+fn effective_batch(
+    path: &Path,
+    text: &str,
+    settings: &hwlint::settings::FileSettings,
+) -> Option<i64> {
     use hwlint::dialect::{detect, resolve, Concept};
     let format = Format::from_path(path).unwrap();
     let doc = parse(text, format).unwrap();
     let root = &doc.roots[0];
     let (d, root) = detect(&settings.dialects, root, format, path).unwrap();
     let s = resolve(d, &root);
+    // Where the framework derives accumulation from a global batch the file leaves to its
+    // default (LitGPT's script default, OLMo's 512), that batch is the effective one, and no
+    // micro-batch changes it.
+    if d.semantics.accumulation_derived && s.int(Concept::GlobalBatch).is_none() {
+        return None;
+    }
     let micro = s.int(Concept::MicroBatch).unwrap().0;
     let accum = s.int(Concept::GradAccum).map_or(1, |(a, _)| a);
     // Where the framework derives the global batch from the micro-batch (torchtitan `-1`),
@@ -317,6 +328,8 @@ fn effective_batch(path: &Path, text: &str, settings: &hwlint::settings::FileSet
     } else {
         1
     };
-    s.int(Concept::GlobalBatch)
-        .map_or(micro * accum * ranks, |(g, _)| g)
+    Some(
+        s.int(Concept::GlobalBatch)
+            .map_or(micro * accum * ranks, |(g, _)| g),
+    )
 }

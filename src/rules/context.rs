@@ -262,16 +262,19 @@ impl Context<'_> {
         message: String,
     ) -> Option<Fix> {
         let setting = self.setup.get(concept)?;
-        let edit = self.write_key(setting.origin.key(), &value, setting.origin.is_explicit())?;
+        let edit = write_key_in(
+            self.text,
+            self.doc.format,
+            self.root,
+            setting.origin.key(),
+            &value,
+            setting.origin.is_explicit(),
+        )?;
         Some(Fix {
             edits: vec![edit],
             applicability,
             message,
         })
-    }
-
-    fn write_key(&self, key: &str, value: &NewValue, present: bool) -> Option<crate::fix::Edit> {
-        write_key_in(self.text, self.doc.format, self.root, key, value, present)
     }
 
     /// The edits of one fix that writes several keys. Two keys inserted at one point (both
@@ -281,7 +284,14 @@ impl Context<'_> {
     pub fn write_keys(&self, writes: &[KeyWrite]) -> Option<Vec<crate::fix::Edit>> {
         let mut edits: Vec<crate::fix::Edit> = Vec::new();
         for w in writes {
-            let e = self.write_key(&w.key, &w.value, w.present)?;
+            let e = write_key_in(
+                self.text,
+                self.doc.format,
+                self.root,
+                &w.key,
+                &w.value,
+                w.from_file,
+            )?;
             let same_point = edits
                 .iter()
                 .position(|x| x.range.is_empty() && e.range.is_empty() && x.range == e.range);
@@ -311,7 +321,7 @@ impl Context<'_> {
             doc.roots.get(index)?,
             &w.key,
             &w.value,
-            w.present,
+            w.from_file,
         )?;
         let both = format!(
             "{}{}{}",
@@ -377,11 +387,14 @@ impl Context<'_> {
             )?);
             said.push_str(&format!(" and `{cur_key}` to false"));
         }
-        let present = self
-            .root
-            .get_path(&source.key.split('.').collect::<Vec<_>>())
-            .is_some();
-        edits.push(self.write_key(&source.key, &new_value, present)?);
+        edits.push(write_key_in(
+            self.text,
+            self.doc.format,
+            self.root,
+            &source.key,
+            &new_value,
+            current.origin.is_explicit() && cur_key == source.key,
+        )?);
         Some(Fix {
             edits,
             applicability,
@@ -402,12 +415,13 @@ fn raw_value(raw: &str) -> NewValue {
     }
 }
 
-/// A key a fix writes: its dotted path, the value, and whether the file has it already.
+/// A key a fix writes: its dotted path, the value, and whether the setting was read from the
+/// file (then the key is only ever replaced, never inserted).
 #[derive(Debug, Clone)]
 pub struct KeyWrite {
     pub key: String,
     pub value: NewValue,
-    pub present: bool,
+    pub from_file: bool,
 }
 
 impl KeyWrite {
@@ -416,7 +430,7 @@ impl KeyWrite {
         KeyWrite {
             key: setting.origin.key().to_string(),
             value,
-            present: setting.origin.is_explicit(),
+            from_file: setting.origin.is_explicit(),
         }
     }
 }
@@ -429,21 +443,28 @@ fn write_key_in(
     root: &Node,
     key: &str,
     value: &NewValue,
-    present: bool,
+    from_file: bool,
 ) -> Option<crate::fix::Edit> {
     let path: Vec<&str> = key.split('.').collect();
-    if present {
-        let node = root.get_path(&path)?;
+    // A key the file has is replaced, also where the framework's default stood for it (a
+    // value the dialect drops, torchtitan's `global_batch_size = -1`): an insertion there
+    // would write the key twice.
+    if let Some(node) = root.get_path(&path) {
         return replace_scalar(text, format, node, value);
     }
-    let mut depth = path.len() - 1;
+    // The setting came from the file at a place no dotted path reaches (a merge key, a list
+    // item): inserting the key would add a second, competing one.
+    if from_file {
+        return None;
+    }
+    let mut depth = path.len();
     loop {
+        depth = depth.checked_sub(1)?;
         if let Some(node) = root.get_path(&path[..depth]) {
             if node.as_map().is_some() {
                 return insert_key(text, format, node, &path[depth..], value);
             }
             return None;
         }
-        depth = depth.checked_sub(1)?;
     }
 }

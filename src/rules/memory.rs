@@ -60,9 +60,11 @@ pub(crate) fn batch_fix(ctx: &Context, micro: i64, per_device: i64, why: &str) -
     let mut writes = vec![KeyWrite::of(micro_setting, NewValue::Int(micro))];
     let mut applicability = Applicability::Safe;
     let message = match ctx.setup.get(Concept::GradAccum) {
-        Some(a) if ctx.setup.int(Concept::GradAccum).is_some() => {
+        Some(a) => {
+            // An accumulation that cannot be read (a string, an interpolation) gives no
+            // per-device batch to keep, so no fix.
+            let (current, _) = ctx.setup.int(Concept::GradAccum)?;
             let accum_key = a.origin.key().to_string();
-            let current = ctx.setup.int(Concept::GradAccum).map_or(1, |(v, _)| v);
             if current != accum {
                 writes.push(KeyWrite::of(a, NewValue::Int(accum)));
             }
@@ -70,7 +72,7 @@ pub(crate) fn batch_fix(ctx: &Context, micro: i64, per_device: i64, why: &str) -
                 "set `{micro_key}` to {micro} and `{accum_key}` to {accum} ({micro} x {accum} = {per_device} per device, as before; {why})"
             )
         }
-        _ => match global_batch_keeps(ctx, per_device) {
+        None => match global_batch_keeps(ctx, per_device) {
             // The framework derives accumulation from a stated global batch (torchtitan): a
             // smaller micro-batch keeps the effective batch by itself, or once the derived
             // global batch is written out.
@@ -84,7 +86,7 @@ pub(crate) fn batch_fix(ctx: &Context, micro: i64, per_device: i64, why: &str) -
                 )
             }
             None if ctx.dialect.semantics.accumulation_derived => format!(
-                "set `{micro_key}` to {micro}; {} derives gradient accumulation from the global batch the config states, so the effective batch stays ({why})",
+                "set `{micro_key}` to {micro}; {} derives gradient accumulation from the global batch, so the effective batch stays ({why})",
                 ctx.dialect.title
             ),
             None => {
@@ -128,14 +130,11 @@ fn global_batch_keeps(ctx: &Context, per_device: i64) -> Option<Option<KeyWrite>
     let (dp, _) = ctx.data_parallel()?;
     let spec = ctx.dialect.settings.get(&Concept::GlobalBatch)?;
     let key = spec.from.first()?.key.clone();
-    let present = ctx
-        .root
-        .get_path(&key.split('.').collect::<Vec<_>>())
-        .is_some();
     Some(Some(KeyWrite {
         key,
         value: NewValue::Int(per_device.checked_mul(dp)?),
-        present,
+        // Derived, not read: written over a `-1` the file has, else inserted.
+        from_file: false,
     }))
 }
 
@@ -146,12 +145,15 @@ pub(crate) fn per_device_batch(ctx: &Context) -> Option<i64> {
         // No accumulation key: the framework derives it from a stated global batch (LitGPT's
         // `global_batch_size` / (devices x micro-batch)) when one is, else there is none.
         None => match (ctx.setup.int(Concept::GlobalBatch), ctx.data_parallel()) {
-            (Some((global, _)), Some((dp, _)))
-                if dp > 0
-                    && micro > 0
-                    && micro.checked_mul(dp).is_some_and(|step| global % step == 0) =>
-            {
-                (global / (micro * dp)).max(1)
+            (Some((global, _)), Some((dp, _))) => {
+                let step = micro.checked_mul(dp).filter(|s| *s > 0)?;
+                // A global batch that no whole accumulation gives is refused (torchtitan,
+                // NeMo, LlamaFactory v1) or floored (LitGPT): HW501 says which; the batch a
+                // fix would keep is not known.
+                if global % step != 0 {
+                    return None;
+                }
+                (global / step).max(1)
             }
             _ => 1,
         },
