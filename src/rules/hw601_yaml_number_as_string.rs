@@ -18,6 +18,8 @@
 //!
 //! The same loaders read `no` as the boolean false: `save_strategy: no` gives the Trainer
 //! `SaveStrategy(False)`, which raises `ValueError` (the enum's value is the string `"no"`).
+//! A plain `false` there fails the same way; it is reported without a fix, since which
+//! string was meant is the author's to say.
 //!
 //! ## Example
 //! ```yaml
@@ -37,7 +39,7 @@
 //! documents.
 
 use super::{Context, Violation};
-use crate::dialect::{Concept, ValueType};
+use crate::dialect::ValueType;
 use crate::fix::{Applicability, Edit, Fix};
 use crate::syntax::{resolve_plain, Format, Loader, Node, NodeKind, ScalarKind, Value};
 
@@ -57,7 +59,7 @@ pub(crate) fn check(ctx: &Context) -> Vec<Violation> {
         for (concept, spec) in ctx.dialect.settings.iter() {
             let keys = spec.from.iter().map(|s| s.key.clone());
             match concept.value_type() {
-                ValueType::Int if *concept != Concept::Model => {
+                ValueType::Int => {
                     numbers.extend(keys.clone());
                     ints.extend(keys);
                 }
@@ -99,18 +101,13 @@ pub(crate) fn check(ctx: &Context) -> Vec<Violation> {
                 return;
             };
             // An integer setting takes the integer the text names; a text that names none (a
-            // fraction, or past what an i64 holds exactly) is still a string there, with no
-            // number to write for it.
+            // fraction, or past what an i64 holds) is still a string there, with no number
+            // to write for it.
             let mut no_integer = None;
             if ints.iter().any(|p| matches(p, path)) {
-                match resolve_plain(&fixed, ctx.dialect.loader) {
-                    Value::Float(f) if f.fract() == 0.0 && f.abs() < 9e15 => {
-                        fixed = format!("{}", f as i64);
-                    }
-                    Value::Float(f) if f.fract() != 0.0 => {
-                        no_integer = Some("; the setting takes an integer, and this number has a fraction")
-                    }
-                    _ => no_integer = Some("; the setting takes an integer, and this number is past the integers a float holds exactly"),
+                match exact_integer(&s.text) {
+                    Ok(i) => fixed = i.to_string(),
+                    Err(why) => no_integer = Some(why),
                 }
             }
             out.push(Violation {
@@ -130,24 +127,39 @@ pub(crate) fn check(ctx: &Context) -> Vec<Violation> {
                 }),
             });
         } else if let Value::Bool(b) = loaded {
-            let word = s.text.trim();
-            if word.eq_ignore_ascii_case("true") || word.eq_ignore_ascii_case("false") {
-                return;
-            }
             if !string {
                 return;
             }
+            let word = s.text.trim();
+            // `false` itself is a boolean by any YAML: the author wrote one, and which string
+            // was meant (`"no"`?) is theirs to say; quoting it would give the string "false",
+            // which the field refuses as well.
+            let literal = word.eq_ignore_ascii_case("true") || word.eq_ignore_ascii_case("false");
+            let (message, fix) = if literal {
+                (
+                    format!(
+                        "`{key}: {word}` is the boolean {b}, but {} wants a string here and refuses a boolean: write the value it takes by name, quoted",
+                        ctx.dialect.title
+                    ),
+                    None,
+                )
+            } else {
+                (
+                    format!(
+                        "`{key}: {word}` loads as the boolean {b} with {} (a YAML 1.1 boolean word), but {} wants the string \"{word}\" here and refuses a boolean",
+                        load.call, ctx.dialect.title
+                    ),
+                    Some(Fix {
+                        edits: vec![Edit::replace(node.span.clone(), format!("\"{word}\""))],
+                        applicability: Applicability::Safe,
+                        message: format!("quote it: `\"{word}\"`"),
+                    }),
+                )
+            };
             out.push(Violation {
-                message: format!(
-                    "`{key}: {word}` loads as the boolean {b} with {} (a YAML 1.1 boolean word), but {} wants the string \"{word}\" here and refuses a boolean",
-                    load.call, ctx.dialect.title
-                ),
+                message,
                 span: node.span.clone(),
-                fix: Some(Fix {
-                    edits: vec![Edit::replace(node.span.clone(), format!("\"{word}\""))],
-                    applicability: Applicability::Safe,
-                    message: format!("quote it: `\"{word}\"`"),
-                }),
+                fix,
             });
         }
     });
@@ -180,6 +192,60 @@ fn walk(node: &Node, path: &mut Vec<String>, f: &mut impl FnMut(&[String], &Node
 /// Whether a dotted pattern, split at its dots (`*` matches one key), names `path`.
 fn matches(pattern: &[String], path: &[String]) -> bool {
     pattern.len() == path.len() && pattern.iter().zip(path).all(|(p, k)| p == "*" || p == k)
+}
+
+/// The integer a decimal number's text names (`1e4`, `1.5e1`, `-3e2`), worked out from its
+/// digits, not through a float: past 2^53 a float rounds to a neighbouring integer, and an
+/// integer written there must be the one the author wrote. The error ends the message.
+fn exact_integer(text: &str) -> Result<i64, &'static str> {
+    const FRACTION: &str = "; the setting takes an integer, and this number has a fraction";
+    const PAST: &str =
+        "; the setting takes an integer, and this number is past the largest one (2^63 - 1)";
+    const NOT_DECIMAL: &str = "; the setting takes an integer, and this text is no decimal number";
+    let t: String = text.trim().chars().filter(|c| *c != '_').collect();
+    let (negative, body) = match t.as_bytes().first() {
+        Some(b'-') => (true, &t[1..]),
+        Some(b'+') => (false, &t[1..]),
+        _ => (false, &t[..]),
+    };
+    let (mantissa, exponent) = match body.find(['e', 'E']) {
+        Some(i) => (&body[..i], &body[i + 1..]),
+        None => (body, "0"),
+    };
+    let (whole, fraction) = mantissa.split_once('.').unwrap_or((mantissa, ""));
+    let digits = format!("{whole}{fraction}");
+    if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
+        return Err(NOT_DECIMAL);
+    }
+    let digits = digits.trim_start_matches('0');
+    if digits.is_empty() {
+        return Ok(0);
+    }
+    // An exponent too long for an i64 is no integer an i64 holds, or has a fraction.
+    let exponent: i64 = match exponent.parse() {
+        Ok(e) => e,
+        Err(_) if exponent.starts_with('-') => return Err(FRACTION),
+        Err(_) => return Err(PAST),
+    };
+    let trailing = digits.len() - digits.trim_end_matches('0').len();
+    let significant = digits.trim_end_matches('0');
+    // value = significant x 10^scale
+    let scale = exponent
+        .saturating_sub(fraction.len() as i64)
+        .saturating_add(trailing as i64);
+    if scale < 0 {
+        return Err(FRACTION);
+    }
+    // 2^63 has 19 digits: more than that is past an i64 whatever the rest.
+    if significant.len() as i64 + scale > 19 {
+        return Err(PAST);
+    }
+    let magnitude = significant
+        .parse::<i128>()
+        .ok()
+        .and_then(|m| m.checked_mul(10i128.checked_pow(u32::try_from(scale).ok()?)?))
+        .ok_or(PAST)?;
+    i64::try_from(if negative { -magnitude } else { magnitude }).map_err(|_| PAST)
 }
 
 /// `text` written so that `loader` reads it as the float every YAML 1.2 loader reads it as:
@@ -273,6 +339,41 @@ mod tests {
                 proptest::prop_assert_eq!(resolve_plain(&fixed, Loader::Yaml11), Value::Float(f), "{} -> {}", text, fixed);
             }
         }
+    }
+
+    #[test]
+    fn integers_are_read_from_the_digits() {
+        for (text, int) in [
+            ("1e4", 10_000),
+            ("1E4", 10_000),
+            ("1.5e1", 15),
+            ("12.50e1", 125),
+            ("-3e2", -300),
+            ("+2e0", 2),
+            ("0.0e5", 0),
+            ("1_000e3", 1_000_000),
+            // Past 2^53, where a float would give 9007199254740992.
+            ("9007199254740993e0", 9_007_199_254_740_993),
+            ("9.223372036854775807e18", i64::MAX),
+            ("-9.223372036854775808e18", i64::MIN),
+        ] {
+            assert_eq!(exact_integer(text), Ok(int), "{text}");
+        }
+        for text in ["2.5e0", "1e-2", "1.25e1", "1e-99999999999999999999"] {
+            let e = exact_integer(text).expect_err(text);
+            assert!(e.contains("fraction"), "{text}: {e}");
+        }
+        for text in [
+            "1e20",
+            "9.223372036854775808e18",
+            "1e99999999999999999999",
+            "123456789012345678901e0",
+        ] {
+            let e = exact_integer(text).expect_err(text);
+            assert!(e.contains("past"), "{text}: {e}");
+        }
+        assert!(exact_integer("e5").is_err());
+        assert!(exact_integer("1.2.3e4").is_err());
     }
 
     #[test]
