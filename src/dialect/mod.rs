@@ -353,6 +353,24 @@ pub fn evidence(d: &Dialect, root: &Node, format: Format) -> Evidence {
 mod tests {
     use super::*;
 
+    /// A framework with a global batch and a micro-batch but no accumulation key derives the
+    /// accumulation from them: its dialect must say how (from a global batch it states, or
+    /// one it derives from the ranks), or a batch fix would call a smaller micro-batch a
+    /// smaller effective batch (as LitGPT's once did).
+    #[test]
+    fn derived_accumulation_is_declared() {
+        for d in builtin() {
+            let has = |c: Concept| d.settings.contains_key(&c);
+            if has(Concept::GlobalBatch) && has(Concept::MicroBatch) && !has(Concept::GradAccum) {
+                assert!(
+                    d.semantics.accumulation_derived || d.semantics.global_batch_minus_one_is_derived,
+                    "{}: a global batch and a micro-batch with no accumulation key, but [semantics] says not how accumulation follows",
+                    d.name
+                );
+            }
+        }
+    }
+
     #[test]
     fn deepspeed_auto_values_come_from_the_trainer() {
         let dir = tempfile::tempdir().unwrap();

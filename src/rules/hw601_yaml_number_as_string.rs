@@ -236,10 +236,7 @@ fn exact_integer(text: &str) -> Result<i64, &'static str> {
     if scale < 0 {
         return Err(FRACTION);
     }
-    // 2^63 has 19 digits: more than that is past an i64 whatever the rest.
-    if significant.len() as i64 + scale > 19 {
-        return Err(PAST);
-    }
+    // Past i128 (39 digits or more, or a power of ten past it) is past an i64 as well.
     let magnitude = significant
         .parse::<i128>()
         .ok()
@@ -368,6 +365,9 @@ mod tests {
             "9.223372036854775808e18",
             "1e99999999999999999999",
             "123456789012345678901e0",
+            "1234567890123456789012345678901234567890e0",
+            "1e38",
+            "1e39",
         ] {
             let e = exact_integer(text).expect_err(text);
             assert!(e.contains("past"), "{text}: {e}");
