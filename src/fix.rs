@@ -248,10 +248,7 @@ fn write_atomic_with(
             links: meta.nlink(),
         });
     }
-    let dir = path
-        .parent()
-        .filter(|p| !p.as_os_str().is_empty())
-        .unwrap_or(Path::new("."));
+    let dir = folder_of(path);
     // The file as it is, held open to the end: the one the swap must take out.
     let mut original = std::fs::File::open(path).map_err(io)?;
     match rustix::fs::flock(
@@ -349,6 +346,14 @@ fn swap(
 ) -> std::io::Result<bool> {
     std::fs::rename(tmp, path)?;
     Ok(true)
+}
+
+/// The folder a file lies in, where its temporary file must be made: a rename swaps only
+/// within one file system, and a relative name with no folder is in the working one.
+fn folder_of(path: &Path) -> &Path {
+    path.parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(Path::new("."))
 }
 
 /// How hwlint names its temporary files: this, then six random letters and digits.
@@ -478,6 +483,13 @@ pub mod signals {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_temporary_file_is_made_beside_its_file() {
+        assert_eq!(folder_of(Path::new("configs/a.yaml")), Path::new("configs"));
+        assert_eq!(folder_of(Path::new("/tmp/x/a.yaml")), Path::new("/tmp/x"));
+        assert_eq!(folder_of(Path::new("a.yaml")), Path::new("."));
+    }
 
     fn fix(edits: Vec<Edit>) -> Fix {
         Fix {
