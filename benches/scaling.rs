@@ -1,6 +1,7 @@
 //! Every stage linear in its input: parse, rules, suppressions, fixes, every report format,
 //! and many files. Each stage runs on inputs of n, 2n, 4n and 8n items; the table shows the
-//! time per item, and the run fails when 8n costs more than 16x what n costs (linear is 8x,
+//! best of three times at each size (files a stage reads are written before its clock
+//! starts), and the run fails when 8n costs more than 16x what n costs (linear is 8x,
 //! quadratic 64x). Run with `cargo bench --bench scaling` (release build).
 //!
 //! There is no per-file time budget in hwlint itself: this benchmark is what shows that no
@@ -25,7 +26,10 @@ struct Stage {
     name: &'static str,
     /// Items at the smallest size.
     base: usize,
-    run: fn(usize, &FileSettings) -> usize,
+    /// Files the stage reads, written into its folder before the clock starts: a file
+    /// system's cost of creating them is not hwlint's.
+    files: Option<fn(&Path, usize)>,
+    run: fn(&Path, usize, &FileSettings) -> usize,
 }
 
 fn hf_header() -> String {
@@ -55,7 +59,8 @@ fn stages() -> Vec<Stage> {
         Stage {
             name: "keys (YAML parse + rules)",
             base: 25_000,
-            run: |n, s| {
+            files: None,
+            run: |_, n, s| {
                 let mut t = hf_header();
                 for i in 0..n {
                     t.push_str(&format!("extra_key_{i}: {i}\n"));
@@ -68,7 +73,8 @@ fn stages() -> Vec<Stage> {
         Stage {
             name: "keys (JSON, one line)",
             base: 25_000,
-            run: |n, s| {
+            files: None,
+            run: |_, n, s| {
                 let body: Vec<String> = (0..n).map(|i| format!("\"k{i}\": {i}")).collect();
                 let t = format!("{{\"train_batch_size\": 64, {}}}", body.join(", "));
                 lint("ds_config.json", &t, Format::Json, s, FixMode::Off)
@@ -79,7 +85,8 @@ fn stages() -> Vec<Stage> {
         Stage {
             name: "duplicate keys -> findings, all formats",
             base: 2_000,
-            run: |n, s| {
+            files: None,
+            run: |_, n, s| {
                 let t = hf_with("max_steps: 100\n", n);
                 all_reports(lint("args.yaml", &t, Format::Yaml, s, FixMode::Off))
             },
@@ -87,7 +94,8 @@ fn stages() -> Vec<Stage> {
         Stage {
             name: "duplicate keys on one JSON line, all formats",
             base: 2_000,
-            run: |n, s| {
+            files: None,
+            run: |_, n, s| {
                 let body: Vec<String> = (0..n).map(|_| "\"steps\": 10".to_string()).collect();
                 let t = format!(
                     "{{\"dataset\": {{\"repo_id\": \"lerobot/pusht\"}}, \"policy\": {{\"type\": \"act\"}}, {}}}",
@@ -99,7 +107,8 @@ fn stages() -> Vec<Stage> {
         Stage {
             name: "suppressions (unused -> HW903), all formats",
             base: 2_000,
-            run: |n, s| {
+            files: None,
+            run: |_, n, s| {
                 let t = hf_with("# hwlint: ignore[HW202]\n", n);
                 all_reports(lint("args.yaml", &t, Format::Yaml, s, FixMode::Off))
             },
@@ -107,7 +116,8 @@ fn stages() -> Vec<Stage> {
         Stage {
             name: "fixes (remove n suppressions)",
             base: 2_000,
-            run: |n, s| {
+            files: None,
+            run: |_, n, s| {
                 let t = hf_with("# hwlint: ignore[HW202]\n", n);
                 let mode = FixMode::Apply(Applicability::Safe);
                 lint("args.yaml", &t, Format::Yaml, s, mode).fixed
@@ -116,7 +126,8 @@ fn stages() -> Vec<Stage> {
         Stage {
             name: "lines (bare CR breaks)",
             base: 25_000,
-            run: |n, s| {
+            files: None,
+            run: |_, n, s| {
                 let mut t = hf_header().replace('\n', "\r");
                 for i in 0..n {
                     t.push_str(&format!("k{i}: {i}\r"));
@@ -129,7 +140,8 @@ fn stages() -> Vec<Stage> {
         Stage {
             name: "depth refused (YAML `- - -`, JSON `[[[`, TOML `[a.a.a]`)",
             base: 100_000,
-            run: |n, _| {
+            files: None,
+            run: |_, n, _| {
                 let yaml = "- ".repeat(n) + "1";
                 let json = "[".repeat(n);
                 let toml = format!("[{}]\n", vec!["a"; n].join("."));
@@ -146,7 +158,8 @@ fn stages() -> Vec<Stage> {
         Stage {
             name: "Rust builder chain links",
             base: 1_000,
-            run: |n, s| {
+            files: None,
+            run: |_, n, s| {
                 let t = format!(
                     "fn train() {{\n    let dataloader_train = DataLoaderBuilder::new(b){}\n        .build(ds);\n}}\n",
                     "\n        .num_workers(0)".repeat(n)
@@ -159,7 +172,8 @@ fn stages() -> Vec<Stage> {
         Stage {
             name: "launch lines (shell)",
             base: 2_000,
-            run: |n, s| {
+            files: None,
+            run: |_, n, s| {
                 let t = "python train.py --lr 1 --batch_size 8\n".repeat(n);
                 lint("sweep.sh", &t, Format::Shell, s, FixMode::Off)
                     .diagnostics
@@ -169,7 +183,8 @@ fn stages() -> Vec<Stage> {
         Stage {
             name: "exports before 10 launch lines",
             base: 4_000,
-            run: |n, s| {
+            files: None,
+            run: |_, n, s| {
                 let mut t: String = (0..n).map(|i| format!("export V{i}={i}\n")).collect();
                 t.push_str(&"python train.py --lr 1\n".repeat(10));
                 lint("sweep.sh", &t, Format::Shell, s, FixMode::Off)
@@ -180,16 +195,17 @@ fn stages() -> Vec<Stage> {
         Stage {
             name: "dotted flags over a config (one launch line)",
             base: 2_500,
-            run: |n, s| {
-                let dir = tempfile::tempdir().expect("temp dir");
+            files: Some(|dir, _| {
                 std::fs::write(
-                    dir.path().join("cfg.json"),
+                    dir.join("cfg.json"),
                     "{\"dataset\": {\"repo_id\": \"lerobot/pusht\"}, \"policy\": {\"type\": \"act\"}, \"num_workers\": 0}",
                 )
                 .expect("write");
+            }),
+            run: |dir, n, s| {
                 let flags: Vec<String> = (0..n).map(|i| format!("--a.b{i}.c=1")).collect();
                 let t = format!("lerobot-train --config_path=cfg.json {}\n", flags.join(" "));
-                let p = dir.path().join("run.sh");
+                let p = dir.join("run.sh");
                 lint(&p.display().to_string(), &t, Format::Shell, s, FixMode::Off)
                     .diagnostics
                     .len()
@@ -198,7 +214,8 @@ fn stages() -> Vec<Stage> {
         Stage {
             name: "Hydra overrides (one launch line)",
             base: 2_500,
-            run: |n, s| {
+            files: None,
+            run: |_, n, s| {
                 let flags: Vec<String> = (0..n).map(|i| format!("a.k{i}=1")).collect();
                 let t = format!("python train.py {}\n", flags.join(" "));
                 lint("run.sh", &t, Format::Shell, s, FixMode::Off)
@@ -209,13 +226,12 @@ fn stages() -> Vec<Stage> {
         Stage {
             name: "_base_ files listed (mmengine; depth is capped at 8)",
             base: 50,
-            run: |n, s| {
-                let dir = tempfile::tempdir().expect("temp dir");
+            files: Some(|dir, n| {
                 let mut names = Vec::new();
                 for i in 0..n {
                     let name = format!("b{i}.py");
                     std::fs::write(
-                        dir.path().join(&name),
+                        dir.join(&name),
                         format!("train_dataloader = dict(batch_size={i}, num_workers=0)\n"),
                     )
                     .expect("write");
@@ -225,9 +241,10 @@ fn stages() -> Vec<Stage> {
                     "_base_ = [{}]\ntrain_cfg = dict(type='EpochBasedTrainLoop', max_epochs=12)\n",
                     names.join(", ")
                 );
-                let p = dir.path().join("cfg.py");
-                std::fs::write(&p, &t).expect("write");
-                lint_path(&p, Format::Python, s.clone(), FixMode::Off)
+                std::fs::write(dir.join("cfg.py"), &t).expect("write");
+            }),
+            run: |dir, _, s| {
+                lint_path(&dir.join("cfg.py"), Format::Python, s.clone(), FixMode::Off)
                     .diagnostics
                     .len()
             },
@@ -235,15 +252,16 @@ fn stages() -> Vec<Stage> {
         Stage {
             name: "files (read + lint)",
             base: 250,
-            run: |n, s| {
-                let dir = tempfile::tempdir().expect("temp dir");
+            files: Some(|dir, n| {
                 let text = "per_device_train_batch_size: 8\nmax_steps: 100\nsave_steps: 500\ndataloader_num_workers: 0\n";
                 for i in 0..n {
-                    std::fs::write(dir.path().join(format!("a{i}.yaml")), text).expect("write");
+                    std::fs::write(dir.join(format!("a{i}.yaml")), text).expect("write");
                 }
+            }),
+            run: |dir, n, s| {
                 (0..n)
                     .map(|i| {
-                        let p = dir.path().join(format!("a{i}.yaml"));
+                        let p = dir.join(format!("a{i}.yaml"));
                         lint_path(&p, Format::Yaml, s.clone(), FixMode::Off)
                             .diagnostics
                             .len()
@@ -258,8 +276,12 @@ fn stages() -> Vec<Stage> {
 fn time(stage: &Stage, n: usize, s: &FileSettings) -> Duration {
     (0..3)
         .map(|_| {
+            let dir = tempfile::tempdir().expect("temp dir");
+            if let Some(write) = stage.files {
+                write(dir.path(), n);
+            }
             let start = Instant::now();
-            black_box((stage.run)(black_box(n), s));
+            black_box((stage.run)(dir.path(), black_box(n), s));
             start.elapsed()
         })
         .min()

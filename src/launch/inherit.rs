@@ -2,6 +2,7 @@
 //! the file's own, each keeping the span in its own file.
 
 use std::borrow::Cow;
+use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 
 use super::{merge, sources, Merged, Run};
@@ -24,7 +25,8 @@ pub fn run<'a>(
     let mut texts = String::new();
     let mut merged = Vec::new();
     let top = sources::identity(path);
-    let mut seen = vec![top.clone()];
+    // A set: a file may list hundreds of bases, and each is looked up here.
+    let mut seen = HashSet::from([top.clone()]);
     let mut chain = Chain {
         stack: vec![top],
         cycles: Vec::new(),
@@ -112,7 +114,7 @@ fn bases_of(
     own_len: usize,
     texts: &mut String,
     merged: &mut Vec<Merged>,
-    seen: &mut Vec<PathBuf>,
+    seen: &mut HashSet<PathBuf>,
     chain: &mut Chain,
     depth: usize,
 ) -> Option<Node> {
@@ -149,7 +151,7 @@ fn bases_of(
         let Some(found) = sources::read(&file) else {
             continue;
         };
-        seen.push(abs.clone());
+        seen.insert(abs.clone());
         let Some(root) = found.doc.roots.first() else {
             continue;
         };

@@ -63,16 +63,14 @@ fn overlay_as(base: &Node, over: &Node, over_owns: bool) -> Node {
         last.insert(&e.key, i);
     }
     for e in &o.entries {
-        let under = last
+        // The entry this one lies over: taken out, since the later one wins (a mapping over
+        // a mapping is merged into it). Left in, a key every base of a long `_base_` list
+        // sets would pile up one entry per base, each overlay copying them all.
+        let earlier = last
             .get(e.key.as_str())
             .copied()
-            .filter(|&i| {
-                entries[i]
-                    .as_ref()
-                    .is_some_and(|x| x.value.as_map().is_some())
-                    && e.value.as_map().is_some()
-            })
             .and_then(|i| entries[i].take());
+        let under = earlier.filter(|x| x.value.as_map().is_some() && e.value.as_map().is_some());
         let entry = match under {
             Some(under) => {
                 let value = if over_owns {
@@ -165,6 +163,49 @@ pub fn substitute(node: &Node, with: &HashMap<String, &Node>) -> (Node, bool) {
 mod tests {
     use super::*;
     use crate::syntax::{parse, Format};
+
+    /// A key each of many bases sets leaves one entry, the last one's: an overlay that kept
+    /// the entries it lies over grew by one per base and copied them all each time (a
+    /// `_base_` list of 400 files took 100 ms, 1600 took 0.8 s).
+    #[test]
+    fn an_overridden_entry_is_not_kept() {
+        let mut acc = parse(
+            "train_dataloader: {batch_size: 0, num_workers: 0}
+",
+            Format::Yaml,
+        )
+        .unwrap()
+        .roots[0]
+            .clone();
+        for i in 1..50 {
+            let next = parse(
+                &format!("train_dataloader: {{batch_size: {i}, num_workers: 0}}\nlr: {i}\n"),
+                Format::Yaml,
+            )
+            .unwrap();
+            acc = overlay_owned(&acc, &next.roots[0]);
+        }
+        let top = acc.as_map().unwrap();
+        assert_eq!(top.entries.len(), 2);
+        let loader = acc
+            .get_path(&["train_dataloader"])
+            .unwrap()
+            .as_map()
+            .unwrap();
+        assert_eq!(loader.entries.len(), 2);
+        assert_eq!(
+            acc.get_path(&["train_dataloader", "batch_size"])
+                .unwrap()
+                .as_scalar()
+                .unwrap()
+                .text,
+            "49"
+        );
+        assert_eq!(
+            acc.get_path(&["lr"]).unwrap().as_scalar().unwrap().text,
+            "49"
+        );
+    }
 
     #[test]
     fn the_line_wins_and_spans_say_which_file() {
