@@ -86,7 +86,7 @@ pub(crate) fn batch_fix(ctx: &Context, micro: i64, per_device: i64, why: &str) -
                 )
             }
             None if ctx.dialect.semantics.accumulation_derived => format!(
-                "set `{micro_key}` to {micro}; {} derives gradient accumulation from the global batch, so the effective batch stays ({why})",
+                "set `{micro_key}` to {micro}; {} derives gradient accumulation from the batch per optimizer step it is given, so that batch stays ({why})",
                 ctx.dialect.title
             ),
             None => {
