@@ -170,8 +170,7 @@ mod tests {
     #[test]
     fn an_overridden_entry_is_not_kept() {
         let mut acc = parse(
-            "train_dataloader: {batch_size: 0, num_workers: 0}
-",
+            "train_dataloader: {batch_size: 0, num_workers: 0}\n",
             Format::Yaml,
         )
         .unwrap()

@@ -262,19 +262,17 @@ impl Context<'_> {
         message: String,
     ) -> Option<Fix> {
         let setting = self.setup.get(concept)?;
-        let edit = write_key_in(
-            self.text,
-            self.doc.format,
-            self.root,
-            setting.origin.key(),
-            &value,
-            setting.origin.is_explicit(),
-        )?;
+        let edit = self.write_key(setting.origin.key(), &value, setting.origin.is_explicit())?;
         Some(Fix {
             edits: vec![edit],
             applicability,
             message,
         })
+    }
+
+    /// [`write_key_in`] on this file's text and tree.
+    fn write_key(&self, key: &str, value: &NewValue, from_file: bool) -> Option<crate::fix::Edit> {
+        write_key_in(self.text, self.doc.format, self.root, key, value, from_file)
     }
 
     /// The edits of one fix that writes several keys. Two keys inserted at one point (both
@@ -284,14 +282,7 @@ impl Context<'_> {
     pub fn write_keys(&self, writes: &[KeyWrite]) -> Option<Vec<crate::fix::Edit>> {
         let mut edits: Vec<crate::fix::Edit> = Vec::new();
         for w in writes {
-            let e = write_key_in(
-                self.text,
-                self.doc.format,
-                self.root,
-                &w.key,
-                &w.value,
-                w.from_file,
-            )?;
+            let e = self.write_key(&w.key, &w.value, w.from_file)?;
             let same_point = edits
                 .iter()
                 .position(|x| x.range.is_empty() && e.range.is_empty() && x.range == e.range);
@@ -387,10 +378,7 @@ impl Context<'_> {
             )?);
             said.push_str(&format!(" and `{cur_key}` to false"));
         }
-        edits.push(write_key_in(
-            self.text,
-            self.doc.format,
-            self.root,
+        edits.push(self.write_key(
             &source.key,
             &new_value,
             current.origin.is_explicit() && cur_key == source.key,
