@@ -47,6 +47,21 @@ pub struct Fix {
     pub applicability: Applicability,
     /// What the fix does, shown as the help line ("set num_workers to 7").
     pub message: String,
+    /// The settings the fix means to change, checked by reading the fixed text again before
+    /// the fix stands (src/lint/fixpoint.rs): empty for a fix that changes no setting (a
+    /// suppression comment, a quoted number written bare).
+    #[serde(skip)]
+    pub sets: Vec<Intent>,
+}
+
+/// A setting a fix writes: after the fix, the run reads `concept` from `key` in this file,
+/// with `value` when the fix writes that value itself (a dialect's map can stand between the
+/// written text and the value read).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Intent {
+    pub concept: crate::dialect::Concept,
+    pub key: String,
+    pub value: Option<crate::syntax::edit::NewValue>,
 }
 
 /// Applies non-overlapping edits, skipping any fix that overlaps an earlier one. Returns the new
@@ -496,6 +511,7 @@ mod tests {
             edits,
             applicability: Applicability::Safe,
             message: String::new(),
+            sets: Vec::new(),
         }
     }
 

@@ -2,6 +2,7 @@
 //! asked) apply fixes to a fixpoint.
 
 mod fixpoint;
+mod reread;
 
 use std::path::{Path, PathBuf};
 
@@ -11,6 +12,7 @@ use crate::dialect::{self, detect, Dialect, Documents, DuplicateKeys, TrainingSe
 use crate::estimate::plan::{Gap, MemoryContext};
 use crate::fix::{Applicability, Fix};
 use crate::launch::{self, Run};
+use crate::rules::outcome::Outcome;
 use crate::rules::{self, Context, Rule, Severity, RULES};
 use crate::settings::FileSettings;
 use crate::syntax::{self, comments, Format, Span};
@@ -71,6 +73,11 @@ pub struct FileResult {
     pub would_fix: WouldFix,
     /// hwlint failed on this file (a caught panic, or a fix that broke parsing): exit 2.
     pub internal_error: bool,
+    /// The memory check's outcome on each run of the file that describes a GPU training step.
+    pub memory: Vec<Outcome>,
+    /// Fixes left unapplied because the text they make reads back otherwise than they say
+    /// (src/lint/reread.rs), with why: a bug of hwlint's, which tests fail on.
+    pub dropped_fixes: Vec<String>,
     /// Line starts of `text`, built on first use and shared by every report format.
     lines: std::sync::OnceLock<syntax::LineIndex>,
 }
@@ -139,6 +146,8 @@ pub fn unreadable(path: &Path, message: String) -> FileResult {
         settings: None,
         would_fix: WouldFix::default(),
         internal_error: false,
+        memory: Vec::new(),
+        dropped_fixes: Vec::new(),
         lines: Default::default(),
     }
 }
@@ -182,30 +191,45 @@ pub fn lint_source(
     let original = text.to_string();
     let mut outcome = FixOutcome::unchanged(&original);
     let mut would_fix = WouldFix::default();
-    let (mut diagnostics, dialect) = match mode {
+    let mut dropped_fixes = Vec::new();
+    let Linted {
+        mut diagnostics,
+        dialect,
+        memory,
+    } = match mode {
         FixMode::Apply(min) => {
             outcome = fix_to_fixpoint(&original, format, path, settings, min, None);
-            let mut linted = lint_text(&outcome.text, format, path, settings);
-            without_stuck_fixes(&mut linted.0, &outcome.stuck);
+            dropped_fixes.extend(outcome.dropped.iter().cloned());
+            let mut linted = lint_runs(&outcome.text, format, path, settings);
+            without_stuck_fixes(&mut linted.diagnostics, &outcome.stuck);
             linted
         }
         FixMode::Off => {
             // The text stays the original: its one lint serves both the report and the count.
-            let linted = lint_text(&original, format, path, settings);
+            let linted = lint_runs(&original, format, path, settings);
             let has = |min: Applicability| {
-                linted.0.iter().any(|d| {
+                linted.diagnostics.iter().any(|d| {
                     d.fix.as_ref().is_some_and(|f| {
                         f.applicability >= min && f.applicability != Applicability::DisplayOnly
                     })
                 })
             };
-            let run =
-                |min| fix_to_fixpoint(&original, format, path, settings, min, Some(&linted.0));
+            let run = |min| {
+                fix_to_fixpoint(
+                    &original,
+                    format,
+                    path,
+                    settings,
+                    min,
+                    Some(&linted.diagnostics),
+                )
+            };
             // A safe run that met no unsafe fix in any pass is the unsafe run too.
             let mut unsafe_differs = true;
             let mut stuck = Vec::new();
             if has(Applicability::Safe) {
                 let safe = run(Applicability::Safe);
+                dropped_fixes.extend(safe.dropped);
                 would_fix.safe = safe.applied.len();
                 if !safe.passed_over {
                     would_fix.unsafe_too = would_fix.safe;
@@ -215,11 +239,12 @@ pub fn lint_source(
             }
             if unsafe_differs && has(Applicability::Unsafe) {
                 let all = run(Applicability::Unsafe);
+                dropped_fixes.extend(all.dropped);
                 would_fix.unsafe_too = all.applied.len();
                 stuck.extend(all.stuck_in_original);
             }
             let mut linted = linted;
-            without_stuck_fixes(&mut linted.0, &stuck);
+            without_stuck_fixes(&mut linted.diagnostics, &stuck);
             linted
         }
     };
@@ -246,6 +271,8 @@ pub fn lint_source(
         settings: None,
         would_fix,
         internal_error,
+        memory,
+        dropped_fixes,
         lines: Default::default(),
     }
 }
@@ -280,6 +307,36 @@ pub fn lint_text(
     format: Format,
     path: &Path,
     settings: &FileSettings,
+) -> (Vec<Diagnostic>, Option<String>) {
+    let linted = lint_runs(text, format, path, settings);
+    (linted.diagnostics, linted.dialect)
+}
+
+/// One lint of a text: its diagnostics, the dialect recognised, and the memory check's outcome
+/// on each run that describes a GPU training step.
+pub struct Linted {
+    pub diagnostics: Vec<Diagnostic>,
+    pub dialect: Option<String>,
+    pub memory: Vec<Outcome>,
+}
+
+/// [`lint_text`] with the memory outcome of each run.
+pub fn lint_runs(text: &str, format: Format, path: &Path, settings: &FileSettings) -> Linted {
+    let mut memory = Vec::new();
+    let (diagnostics, dialect) = lint_text_into(text, format, path, settings, &mut memory);
+    Linted {
+        diagnostics,
+        dialect,
+        memory,
+    }
+}
+
+fn lint_text_into(
+    text: &str,
+    format: Format,
+    path: &Path,
+    settings: &FileSettings,
+    memory: &mut Vec<Outcome>,
 ) -> (Vec<Diagnostic>, Option<String>) {
     let enabled = |r: &Rule| rules::is_enabled(r.code, &settings.select, &settings.ignore);
     let doc = match syntax::parse(text, format) {
@@ -358,6 +415,7 @@ pub fn lint_text(
             continue;
         }
         let mut found = with_context(&run, index, &doc, path, settings, &lines, |ctx| {
+            memory.extend(rules::outcome::of(ctx));
             let mut found = Vec::new();
             for rule in RULES.iter().filter(|r| enabled(r)) {
                 let Some(check) = rule.check else { continue };
@@ -510,6 +568,8 @@ pub struct RunMemory<'a> {
     /// The DeepSpeed JSON the run names, as the rules read it.
     pub linked: Option<dialect::LinkedConfig>,
     pub memory: Result<MemoryContext, Gap>,
+    /// What the memory check concludes on the run, as the summary line counts it.
+    pub outcome: Option<Outcome>,
 }
 
 impl RunMemory<'_> {
@@ -542,14 +602,20 @@ pub fn run_memories<'a>(
         .into_iter()
         .map(|(index, mut run)| {
             adjust(&mut run.setup);
-            let (linked, memory) = with_context(&run, index, doc, path, settings, &lines, |ctx| {
-                (ctx.linked.cloned(), ctx.memory().clone())
-            });
+            let (linked, memory, outcome) =
+                with_context(&run, index, doc, path, settings, &lines, |ctx| {
+                    (
+                        ctx.linked.cloned(),
+                        ctx.memory().clone(),
+                        rules::outcome::of(ctx),
+                    )
+                });
             RunMemory {
                 index,
                 run,
                 linked,
                 memory,
+                outcome,
             }
         })
         .collect()
@@ -806,6 +872,7 @@ fn apply_suppressions(
                 edits: vec![crate::fix::Edit::replace(s.removal.clone(), "")],
                 applicability: Applicability::Safe,
                 message: "remove the suppression comment".into(),
+                sets: Vec::new(),
             }),
         });
     }

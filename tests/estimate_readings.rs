@@ -562,7 +562,7 @@ fn differences(rel: &str, e: &Expect) -> Vec<String> {
             && e.bounded
                 .iter()
                 .zip(&got.bounded)
-                .all(|(want, have)| have.contains(want))
+                .all(|(want, have)| have.what.contains(want))
         {
             format!("{} entries matching {:?}", e.bounded.len(), e.bounded)
         } else {

@@ -2203,8 +2203,9 @@ fn may_change(code: &str, applied: &BTreeSet<String>) -> bool {
         // checkpointing, precision and attention: the batch fixes (HW101, HW102), turning
         // checkpointing off (HW103) and the precision / attention fixes (HW401-HW404) change
         // that estimate, so e.g. HW102 (GPU underused) stops firing once HW103 turned
-        // checkpointing off and the step needs more memory.
-        "HW101" | "HW102" | "HW103" | "HW105" => any(&[
+        // checkpointing off and the step needs more memory. HW901's range (`memory not
+        // decided: needs 2.7-23.2 GiB`) is the same estimate's.
+        "HW101" | "HW102" | "HW103" | "HW105" | "HW901" => any(&[
             "HW101", "HW102", "HW103", "HW401", "HW402", "HW403", "HW404",
         ]),
         // HW201 (workers > cores), HW202 (no workers) and HW203 (workers > RAM) all set

@@ -266,6 +266,7 @@ impl<'r> Plan<'r> {
             edits: edits.to_vec(),
             applicability: Applicability::Safe,
             message: String::new(),
+            sets: Vec::new(),
         };
         let (text, n) = apply_fixes(self.text(), [&fix]);
         (n == 1).then_some(text)

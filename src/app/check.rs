@@ -120,6 +120,7 @@ pub(super) fn check(args: CheckArgs) -> Result<u8, Report> {
     if args.verbose {
         super::emit_err(&verbose(&results));
     }
+    super::emit_err(&withheld(&results));
 
     if args.show_settings {
         let shown = match format {
@@ -288,6 +289,7 @@ where
             if args.verbose {
                 super::emit_err(&verbose(std::slice::from_ref(&r)));
             }
+            super::emit_err(&withheld(std::slice::from_ref(&r)));
             if args.fix && r.changed() {
                 if let Err(e) = write_fixed(
                     &r.path,
@@ -333,7 +335,7 @@ where
     }
     out.write(&fixes_shown)?;
     if !args.quiet && (is_human(format) || args.statistics) {
-        let line = report::summary_of(counts, &targets.text(configs)?, args.unsafe_fixes, false);
+        let line = report::summary_of(counts.clone(), &targets.text(configs)?, args.unsafe_fixes, false);
         if args.output_file.is_some() {
             out.flush()?;
             super::emit_err(&format!("{line}\n"));
@@ -527,9 +529,29 @@ struct OncePerModel(HashSet<String>);
 impl OncePerModel {
     /// Drops from `r` each HW901 an earlier file already reported.
     fn keep_first(&mut self, r: &mut FileResult) {
-        r.diagnostics
-            .retain(|d| d.rule.code != "HW901" || self.0.insert(d.message.clone()));
+        // Only the unknown-model note repeats across files: a note about one run's own
+        // inputs (a range, a missing length) is that run's.
+        r.diagnostics.retain(|d| {
+            !crate::rules::names_unknown_model(d.rule.code, &d.message)
+                || self.0.insert(d.message.clone())
+        });
     }
+}
+
+/// The fixes hwlint withheld because the text they make reads back otherwise than they say: a
+/// bug of hwlint's, said on standard error whatever the output format.
+fn withheld(results: &[FileResult]) -> String {
+    let mut out = String::new();
+    for r in results {
+        let mut seen = HashSet::new();
+        for why in r.dropped_fixes.iter().filter(|w| seen.insert(*w)) {
+            out.push_str(&format!(
+                "warning: {}: a fix was withheld because the file it makes does not read back as it says ({why}); please report this\n",
+                r.path.display()
+            ));
+        }
+    }
+    out
 }
 
 /// `--verbose`: for each file, the config file that applied, the target, the dialect and the

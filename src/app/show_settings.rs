@@ -202,6 +202,9 @@ fn run_json(r: &FileResult, doc: &crate::syntax::Document, m: &RunMemory) -> Val
         "not_training": run.setup.not_training,
         "settings": settings,
         "memory": memory_json(m),
+        // checked, bounded (with what decides it) or not-checked (with what it needs); null
+        // where the file describes no GPU training step.
+        "memory_outcome": m.outcome,
     })
 }
 

@@ -10,12 +10,34 @@ pub fn resolve(dialect: &Dialect, root: &Node) -> TrainingSetup {
         dialect: dialect.name.clone(),
         settings: Default::default(),
         not_training: not_training(dialect, root),
-        architecture: architecture(dialect, root),
+        architecture: None,
+        architecture_unread: None,
+        unread: Default::default(),
     };
+    match architecture(dialect, root) {
+        Ok(a) => setup.architecture = a,
+        Err(why) => setup.architecture_unread = Some(why),
+    }
     let mut fractions = Vec::new();
     for (&concept, spec) in dialect.settings.iter() {
+        // The first of the concept's keys the file sets, for saying why it was not read.
+        let present = || {
+            spec.from
+                .iter()
+                .find_map(|s| root.get_dotted(&s.key).map(|n| (s, n)))
+        };
         if let Some(unless) = &spec.unless {
             if condition_holds(dialect.loader, root, unless) != Some(false) {
+                if let Some((source, _)) = present() {
+                    setup.unread.insert(
+                        concept,
+                        format!(
+                            "hwlint does not read `{}` when {}",
+                            source.key,
+                            condition_text(unless)
+                        ),
+                    );
+                }
                 continue;
             }
         }
@@ -24,7 +46,19 @@ pub fn resolve(dialect: &Dialect, root: &Node) -> TrainingSetup {
             .as_ref()
             .map(|c| condition_holds(dialect.loader, root, c))
         {
-            Some(Some(false)) => continue,
+            Some(Some(false)) => {
+                if let (Some((source, _)), Some(when)) = (present(), &spec.when) {
+                    setup.unread.insert(
+                        concept,
+                        format!(
+                            "hwlint reads `{}` only when {}",
+                            source.key,
+                            condition_text(when)
+                        ),
+                    );
+                }
+                continue;
+            }
             Some(None) => {
                 let key = spec.from[0].key.clone();
                 let value = SettingValue::Unknown("depends on a run-time value".into());
@@ -46,6 +80,11 @@ pub fn resolve(dialect: &Dialect, root: &Node) -> TrainingSetup {
                 }
                 found = Some(setting);
                 break;
+            }
+        }
+        if found.is_none() {
+            if let Some(why) = present().map(|(source, node)| source_unread(dialect.loader, root, concept, source, node)) {
+                setup.unread.insert(concept, why);
             }
         }
         let setting = found.or_else(|| {
@@ -93,17 +132,42 @@ pub fn resolve(dialect: &Dialect, root: &Node) -> TrainingSetup {
 /// The first `[[not_training]]` marker of the dialect that holds for `root`, as its reason. A
 /// condition on a symbolic value (`${mode}`) does not hold: unknown never silences a rule.
 /// The model the file describes by its dimensions, as the dialect's `[architecture]` reads it:
-/// `None` when the dialect has none, its mapping is absent or its condition does not hold.
-fn architecture(dialect: &Dialect, root: &Node) -> Option<InlineModel> {
-    let spec = dialect.architecture.as_ref()?;
+/// `None` when the dialect has none or its mapping is absent; an error naming the condition that
+/// does not hold when the file describes a model the estimator has no recipe for.
+fn architecture(dialect: &Dialect, root: &Node) -> Result<Option<InlineModel>, String> {
+    let Some(spec) = dialect.architecture.as_ref() else {
+        return Ok(None);
+    };
     let dashes = spec.dashes_are_underscores;
-    let (at_key, at) = spelled(root, &spec.at, dashes)?;
-    if spec
+    let Some((at_key, at)) = spelled(root, &spec.at, dashes) else {
+        return Ok(None);
+    };
+    if let Some(cond) = spec
         .when
         .iter()
-        .any(|cond| condition_in(dialect.loader, root, cond, dashes) != Some(true))
+        .find(|cond| condition_in(dialect.loader, root, cond, dashes) != Some(true))
     {
-        return None;
+        let accepted = cond
+            .is
+            .iter()
+            .map(|v| format!("`{v}`"))
+            .collect::<Vec<_>>()
+            .join(" or ");
+        let value = match lookup(root, &cond.key, dashes) {
+            Some(n) => n.as_scalar().map(|s| value_text(&s.value(dialect.loader))),
+            None => cond.default.clone(),
+        };
+        return Err(match value {
+            Some(v) => format!("`{}` is `{v}`, and hwlint sizes it only at {accepted}", cond.key),
+            None if lookup(root, &cond.key, dashes).is_none() => format!(
+                "`{}` is not set, and hwlint sizes it only at {accepted}",
+                cond.key
+            ),
+            None => format!(
+                "`{}` is not a plain value, and hwlint sizes it only at {accepted}",
+                cond.key
+            ),
+        });
     }
     let family = spec
         .family_by
@@ -128,12 +192,12 @@ fn architecture(dialect: &Dialect, root: &Node) -> Option<InlineModel> {
             table.insert(field.clone(), v);
         }
     }
-    Some(InlineModel {
+    Ok(Some(InlineModel {
         table,
         key: at_key,
         span: at.span.clone(),
         flat: at.as_scalar().is_some(),
-    })
+    }))
 }
 
 fn architecture_value(
@@ -213,6 +277,53 @@ fn callee(node: &Node) -> Option<&str> {
 }
 
 /// Whether another key has one of the accepted values: `None` when it is symbolic.
+/// A condition as a message states it: "`key` is `a` or `b`" (or "is set" for `*`).
+fn condition_text(cond: &Condition) -> String {
+    if let Some(other) = &cond.equals {
+        return format!("`{}` equals `{other}`", cond.key);
+    }
+    if cond.is.iter().any(|v| v == "*") {
+        return format!("`{}` is set", cond.key);
+    }
+    let values: Vec<String> = cond.is.iter().map(|v| format!("`{v}`")).collect();
+    format!("`{}` is {}", cond.key, values.join(" or "))
+}
+
+/// Why a source whose key is in the file gave no setting: its own condition does not hold, or
+/// its value is none the dialect maps.
+fn source_unread(
+    loader: Loader,
+    root: &Node,
+    concept: Concept,
+    source: &Source,
+    node: &Node,
+) -> String {
+    if let Some(cond) = &source.when {
+        if condition_holds(loader, root, cond) == Some(false) {
+            return format!(
+                "hwlint reads `{}` only when {}",
+                source.key,
+                condition_text(cond)
+            );
+        }
+    }
+    let written = callee(node)
+        .map(str::to_string)
+        .or_else(|| node.as_scalar().map(|s| s.text.trim().to_string()));
+    match (written, &source.map) {
+        (Some(v), Some(_)) if concept == Concept::Model => format!(
+            "`{}` is `{v}`, which hwlint does not map to a model in its catalog",
+            source.key
+        ),
+        (Some(v), Some(_)) => format!(
+            "`{}` is `{v}`, which hwlint does not map to a value it can use",
+            source.key
+        ),
+        (Some(v), None) => format!("`{}` is `{v}`, which hwlint cannot read", source.key),
+        (None, _) => format!("`{}` is not a plain value hwlint can read", source.key),
+    }
+}
+
 fn condition_holds(loader: Loader, root: &Node, cond: &Condition) -> Option<bool> {
     condition_in(loader, root, cond, false)
 }

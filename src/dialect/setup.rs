@@ -77,6 +77,10 @@ pub enum Concept {
     /// A fused linear + cross-entropy loss that never materializes the logits (Liger FLCE, Cut
     /// Cross-Entropy): modelled exactly, unlike the other fused kernels.
     ChunkedLoss,
+    /// A fused cross-entropy that still materializes the logits but keeps no fp32 softmax of
+    /// them (OLMo `fused_loss`, flash-attn's Triton kernel): less than the unfused loss keeps
+    /// and more than a chunked one, so the estimate bounds it.
+    FusedLoss,
     /// The framework casts the module itself to the 16-bit compute dtype and keeps fp32 master
     /// weights in the optimizer (DeepSpeed's engine in GPT-NeoX, NeMo's `megatron_amp_O2`):
     /// no autocast, and no fp32 copy of the weights outside the optimizer.
@@ -129,7 +133,7 @@ impl Concept {
             | FsdpVersion => ValueType::Int,
             Epochs | WarmupSteps | WarmupRatio | RamPerProcessGb | MemFraction => ValueType::Float,
             PinMemory | PersistentWorkers | LoadIn4bit | LoadIn8bit | UsesGpu | FusedKernels
-            | ChunkedLoss | MasterWeights | DoubleQuant | CpuExperts | FsdpOrigParams
+            | ChunkedLoss | FusedLoss | MasterWeights | DoubleQuant | CpuExperts | FsdpOrigParams
             | ReferenceModel | OffloadOptimizer | OffloadParams | MemPreallocate => ValueType::Bool,
             Scheduler
             | Precision
@@ -236,6 +240,13 @@ pub struct TrainingSetup {
     pub not_training: Option<String>,
     /// The model the config describes by its dimensions (the dialect's `[architecture]`).
     pub architecture: Option<InlineModel>,
+    /// Why a description the dialect would read was not: the condition of its
+    /// `[architecture]` that does not hold (`` `fused_loss` is `true` ``).
+    pub architecture_unread: Option<String>,
+    /// Concepts whose key is in the file but was not read, and why (`` hwlint reads
+    /// `model._component_` only when `model.use_dora` is `false` ``): a rule that lacks the
+    /// concept says this instead of "not set".
+    pub unread: BTreeMap<Concept, String>,
 }
 
 /// A model a config describes by its dimensions: catalog fields (`family`, `hidden_size`, ...)

@@ -24,6 +24,51 @@ pub enum Gap {
     Unsupported(&'static str),
 }
 
+/// An input the estimator does not have exactly, and the range it used for it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Bound {
+    /// `activation checkpointing not set in the file: between full checkpointing and none`.
+    pub what: String,
+    /// What would narrow the range to one value.
+    pub decided_by: Decider,
+}
+
+/// What a user can do to turn a bounded estimate into one figure.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Decider {
+    /// The number of GPUs (`--gpus`, or the file's own count).
+    Gpus,
+    /// A setting of the config (its key is the dialect's).
+    Setting(Concept),
+    /// The model's architecture, declared as `[models.NAME]` in hwlint.toml.
+    Model,
+    /// Nothing the user sets: hwlint does not model this option exactly.
+    Unmodelled,
+    /// The training script chooses (a trainer class), which hwlint does not read.
+    Script,
+}
+
+impl Bound {
+    fn new(what: impl Into<String>, decided_by: Decider) -> Self {
+        Bound {
+            what: what.into(),
+            decided_by,
+        }
+    }
+}
+
+impl Serialize for Bound {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(&self.what)
+    }
+}
+
+impl std::fmt::Display for Bound {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.what)
+    }
+}
+
 /// One estimate and its verdict.
 #[derive(Debug, Clone, Serialize)]
 pub struct Estimated {
@@ -46,7 +91,7 @@ pub struct MemoryContext {
     /// Inputs hwlint assumed (not written in the file), for messages.
     pub assumptions: Vec<String>,
     /// Options the estimator does not model exactly, with the bound it used.
-    pub bounded: Vec<String>,
+    pub bounded: Vec<Bound>,
     /// Whether sharding over an unknown number of GPUs is why `least` exists.
     pub sharding_unknown: bool,
     /// The settings the plan was read from, named for `hwlint estimate`'s `inputs` line.
@@ -78,7 +123,7 @@ impl MemoryContext {
         if self.sharding_unknown {
             why.push("the model states sharded over any number of GPUs".to_string());
         }
-        why.extend(self.bounded.iter().cloned());
+        why.extend(self.bounded.iter().map(|b| b.what.clone()));
         why
     }
 
@@ -156,7 +201,7 @@ pub struct Planned {
     pub assumed: Vec<String>,
     /// Options not modelled exactly and the bound used (`selective activation checkpointing:
     /// between full and none`).
-    pub bounded: Vec<String>,
+    pub bounded: Vec<Bound>,
     /// The settings the plan was read from, in order, named for the `inputs` line.
     pub used: Vec<(&'static str, Concept)>,
     pub sharding: Sharding,
@@ -215,8 +260,9 @@ pub fn plan_for(i: &Inputs) -> Result<Planned, Gap> {
                     Some(dp) if dp > 0 => g / dp + i64::from(g % dp != 0),
                     _ => {
                         if g > 1 {
-                            bounded.push(format!(
-                                "the global batch {g} split over any number of GPUs"
+                            bounded.push(Bound::new(
+                                format!("the global batch {g} split over any number of GPUs"),
+                                Decider::Gpus,
                             ));
                             batch_lower = Some(1);
                         }
@@ -228,6 +274,7 @@ pub fn plan_for(i: &Inputs) -> Result<Planned, Gap> {
         },
     };
     used.push(("batch_size", Concept::MicroBatch));
+    let mut seq_lower = None;
     let seq_len = match s.int(Concept::SeqLen) {
         Some((n, _)) => {
             used.push(("seq_len", Concept::SeqLen));
@@ -239,6 +286,16 @@ pub fn plan_for(i: &Inputs) -> Result<Planned, Gap> {
         ) =>
         {
             0
+        }
+        // Not set and no framework default: any length from one token to the model's context.
+        None if arch.max_position_embeddings > 1 => {
+            let context = arch.max_position_embeddings;
+            bounded.push(Bound::new(
+                format!("sequence length not set: between 1 token and the model's context of {context}"),
+                Decider::Setting(Concept::SeqLen),
+            ));
+            seq_lower = Some(1);
+            context
         }
         None => return Err(Gap::Missing("sequence length")),
     };
@@ -291,7 +348,10 @@ pub fn plan_for(i: &Inputs) -> Result<Planned, Gap> {
         // Neither the file nor the dialect says (a file either Trainer or TRL could run):
         // bounded by fp32 from above and pure 16-bit from below.
         None if s.get(Concept::Precision).is_none() => {
-            bounded.push("precision not set in the file: between pure 16-bit and fp32".into());
+            bounded.push(Bound::new(
+                "precision not set in the file: between pure 16-bit and fp32",
+                Decider::Setting(Concept::Precision),
+            ));
             Precision::Fp32
         }
         None => return Err(Gap::Missing("precision")),
@@ -327,8 +387,9 @@ pub fn plan_for(i: &Inputs) -> Result<Planned, Gap> {
             Some("float16") => (Precision::Fp16True, Precision::Fp16True),
             Some("float32") => (compute, compute),
             _ => {
-                bounded.push(format!(
-                    "weight dtype `auto` (the checkpoint's own dtype, not recorded for {name}): between 16-bit weights and fp32 masters"
+                bounded.push(Bound::new(
+                    format!("weight dtype `auto` (the checkpoint's own dtype, not recorded for {name}): between 16-bit weights and fp32 masters"),
+                    Decider::Setting(Concept::WeightDtype),
                 ));
                 (compute, sixteen(compute))
             }
@@ -355,10 +416,10 @@ pub fn plan_for(i: &Inputs) -> Result<Planned, Gap> {
     let ckpt = match s.get(Concept::ActivationCheckpointing) {
         // Not in the file and no framework default: bounded by none and full.
         None => {
-            bounded.push(
-                "activation checkpointing not set in the file: between full checkpointing and none"
-                    .into(),
-            );
+            bounded.push(Bound::new(
+                "activation checkpointing not set in the file: between full checkpointing and none",
+                Decider::Setting(Concept::ActivationCheckpointing),
+            ));
             "bounded"
         }
         Some(_) => {
@@ -389,8 +450,9 @@ pub fn plan_for(i: &Inputs) -> Result<Planned, Gap> {
         // not know: it keeps at most what no checkpointing keeps and at least what full
         // checkpointing keeps.
         (other, _) => {
-            bounded.push(format!(
-                "activation checkpointing `{other}`: between full checkpointing and none"
+            bounded.push(Bound::new(
+                format!("activation checkpointing `{other}`: between full checkpointing and none"),
+                Decider::Unmodelled,
             ));
             (Checkpointing::None, Checkpointing::Full)
         }
@@ -403,8 +465,9 @@ pub fn plan_for(i: &Inputs) -> Result<Planned, Gap> {
             match Attention::from_canonical(a) {
                 Some(a) => (a, a),
                 None => {
-                    bounded.push(format!(
-                        "attention `{a}`: between fused (SDPA) and eager attention"
+                    bounded.push(Bound::new(
+                        format!("attention `{a}`: between fused (SDPA) and eager attention"),
+                        Decider::Unmodelled,
                     ));
                     (Attention::Eager, Attention::Sdpa)
                 }
@@ -427,13 +490,21 @@ pub fn plan_for(i: &Inputs) -> Result<Planned, Gap> {
     if chunked_loss {
         used.push(("chunked loss", Concept::ChunkedLoss));
     }
+    let fused_loss = !chunked_loss && s.bool(Concept::FusedLoss).is_some_and(|(b, _)| b);
+    if fused_loss {
+        used.push(("fused loss", Concept::FusedLoss));
+        bounded.push(Bound::new(
+            "a fused cross-entropy (`fused_loss`: flash-attn's kernel, no fp32 softmax kept): logits between a chunked loss and the unfused one",
+            Decider::Unmodelled,
+        ));
+    }
     let fused_lower = if s.bool(Concept::FusedKernels).is_some_and(|(b, _)| b)
         || s.is_unknown(Concept::FusedKernels)
     {
-        bounded.push(
-            "fused kernels (Liger RMSNorm/SwiGLU): activations between full checkpointing and none"
-                .into(),
-        );
+        bounded.push(Bound::new(
+            "fused kernels (Liger RMSNorm/SwiGLU): activations between full checkpointing and none",
+            Decider::Unmodelled,
+        ));
         Some(Checkpointing::Full)
     } else {
         None
@@ -451,8 +522,9 @@ pub fn plan_for(i: &Inputs) -> Result<Planned, Gap> {
                 }
                 Some(o) => (o, o),
                 None => {
-                    bounded.push(format!(
-                        "optimizer `{o}`: between no state (SGD) and AdamW with a foreach temporary"
+                    bounded.push(Bound::new(
+                        format!("optimizer `{o}`: between no state (SGD) and AdamW with a foreach temporary"),
+                        Decider::Unmodelled,
                     ));
                     (Optimizer::Adamw, Optimizer::Sgd)
                 }
@@ -567,33 +639,33 @@ pub fn plan_for(i: &Inputs) -> Result<Planned, Gap> {
             .map_or(1, |(c, _)| c.max(1) as u64),
     };
     let flat_lower = fsdp1_flat_unknown.then(|| {
-        bounded.push(
-            "FSDP1 `use_orig_params` not set: the frozen base's flat parameters with or without gradients"
-                .into(),
-        );
+        bounded.push(Bound::new(
+            "FSDP1 `use_orig_params` not set: the frozen base's flat parameters with or without gradients",
+            Decider::Setting(Concept::FsdpOrigParams),
+        ));
         false
     });
     if may_have_reference {
-        bounded.push(
-            "preference training: with or without a frozen reference copy of the model (DPO and KTO load one, ORPO and SimPO do not)"
-                .into(),
-        );
+        bounded.push(Bound::new(
+            "preference training: with or without a frozen reference copy of the model (DPO and KTO load one, ORPO and SimPO do not)",
+            Decider::Script,
+        ));
     }
     // A model the config describes runs the framework's own block code (OLMo's fused q/k/v
     // projection and norms), not the Hugging Face modules the activation recipes were measured
     // on: its activations are bounded, as fused kernels are.
     let own_blocks_lower = inline.then(|| {
-        bounded.push(
-            "the framework's own blocks (dimensions from the config, not a catalog model): activations between full checkpointing and none"
-                .into(),
-        );
+        bounded.push(Bound::new(
+            "the framework's own blocks (dimensions from the config, not a catalog model): activations between full checkpointing and none",
+            Decider::Unmodelled,
+        ));
         Checkpointing::Full
     });
     let experts_lower = cpu_experts.then(|| {
-        bounded.push(
-            "routed experts on the CPU (KTransformers): their activations between all on the GPU and none"
-                .into(),
-        );
+        bounded.push(Bound::new(
+            "routed experts on the CPU (KTransformers): their activations between all on the GPU and none",
+            Decider::Unmodelled,
+        ));
         Checkpointing::Full
     });
     let lower = (!bounded.is_empty()).then(|| Plan {
@@ -608,6 +680,8 @@ pub fn plan_for(i: &Inputs) -> Result<Planned, Gap> {
         attention: attention_lower,
         optimizer: optimizer_lower,
         batch: batch_lower.unwrap_or(plan.batch),
+        seq_len: seq_lower.unwrap_or(plan.seq_len),
+        chunked_loss: plan.chunked_loss || fused_loss,
         ..plan.clone()
     });
     Ok(Planned {

@@ -47,8 +47,90 @@ pub(crate) fn location(
     )
 }
 
+/// The memory check's outcomes over the runs linted, for the summary line.
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+pub struct MemoryCounts {
+    pub checked: usize,
+    /// Bounded runs, and how many of them each decider would decide (`--gpus`: 2).
+    pub bounded: usize,
+    pub decided_by: std::collections::BTreeMap<String, usize>,
+    /// Runs not checked, and how many lack each input (`the sequence length`: 1).
+    pub not_checked: usize,
+    pub needs: std::collections::BTreeMap<String, usize>,
+}
+
+impl MemoryCounts {
+    fn add(&mut self, o: &MemoryCounts) {
+        self.checked += o.checked;
+        self.bounded += o.bounded;
+        self.not_checked += o.not_checked;
+        for (k, n) in &o.decided_by {
+            *self.decided_by.entry(k.clone()).or_default() += n;
+        }
+        for (k, n) in &o.needs {
+            *self.needs.entry(k.clone()).or_default() += n;
+        }
+    }
+
+    fn count(&mut self, o: &crate::rules::outcome::Outcome) {
+        use crate::rules::outcome::Outcome;
+        match o {
+            Outcome::Checked => self.checked += 1,
+            Outcome::Bounded { decided_by, .. } => {
+                self.bounded += 1;
+                if decided_by.is_empty() {
+                    *self
+                        .decided_by
+                        .entry("nothing hwlint reads".into())
+                        .or_default() += 1;
+                }
+                for d in decided_by {
+                    *self.decided_by.entry(d.clone()).or_default() += 1;
+                }
+            }
+            Outcome::NotChecked { needs } => {
+                self.not_checked += 1;
+                *self.needs.entry(needs.clone()).or_default() += 1;
+            }
+        }
+    }
+
+    /// `memory not decided for 2 runs (2 by --gpus) · not checked for 1 run (1 needs the
+    /// sequence length)`, or nothing when every run was checked.
+    pub fn line(&self) -> Option<String> {
+        let runs = |n: usize| format!("{n} run{}", if n == 1 { "" } else { "s" });
+        let list = |m: &std::collections::BTreeMap<String, usize>, verb: (&str, &str)| {
+            let mut v: Vec<(&String, &usize)> = m.iter().collect();
+            v.sort_by(|a, b| b.1.cmp(a.1).then(a.0.cmp(b.0)));
+            v.iter()
+                .map(|(k, n)| {
+                    format!("{n} {} {k}", if **n == 1 { verb.0 } else { verb.1 })
+                })
+                .collect::<Vec<_>>()
+                .join(", ")
+        };
+        let mut parts = Vec::new();
+        if self.bounded > 0 {
+            parts.push(format!(
+                "memory not decided for {} ({})",
+                runs(self.bounded),
+                list(&self.decided_by, ("decided by", "decided by"))
+            ));
+        }
+        if self.not_checked > 0 {
+            parts.push(format!(
+                "{}not checked for {} ({})",
+                if parts.is_empty() { "memory " } else { "" },
+                runs(self.not_checked),
+                list(&self.needs, ("needs", "need"))
+            ));
+        }
+        (!parts.is_empty()).then(|| parts.join(" · "))
+    }
+}
+
 /// Counts for the summary line.
-#[derive(Debug, Default, Clone, Copy)]
+#[derive(Debug, Default, Clone)]
 pub struct Counts {
     pub problems: usize,
     pub safe_fixable: usize,
@@ -59,6 +141,7 @@ pub struct Counts {
     pub would_fix_safe: usize,
     /// The same with `--unsafe-fixes`.
     pub would_fix_unsafe: usize,
+    pub memory: MemoryCounts,
 }
 
 impl Counts {
@@ -71,6 +154,7 @@ impl Counts {
         self.failing += o.failing;
         self.would_fix_safe += o.would_fix_safe;
         self.would_fix_unsafe += o.would_fix_unsafe;
+        self.memory.add(&o.memory);
     }
 }
 
@@ -80,7 +164,14 @@ pub fn counts(results: &[FileResult]) -> Counts {
         c.fixed += r.fixed;
         c.would_fix_safe += r.would_fix.safe;
         c.would_fix_unsafe += r.would_fix.unsafe_too;
+        for o in &r.memory {
+            c.memory.count(o);
+        }
         for d in &r.diagnostics {
+            // HW901 is what the summary's memory part counts, not a problem of the file.
+            if d.rule.code == "HW901" {
+                continue;
+            }
             c.problems += 1;
             if d.severity() != crate::rules::Severity::Info {
                 c.failing += 1;
@@ -116,11 +207,13 @@ pub fn summary_of(c: Counts, target: &str, unsafe_enabled: bool, dry_run: bool) 
             if c.fixed == 1 { "" } else { "s" }
         ));
     }
+    let memory = c.memory.line();
     if c.problems == 0 {
-        s.push_str(if c.fixed > 0 {
-            "No problems remain"
-        } else {
-            "All checks passed"
+        s.push_str(match (c.fixed > 0, &memory) {
+            (true, _) => "No problems remain",
+            // "All checks passed" only when every check ran.
+            (false, Some(_)) => "No problems found",
+            (false, None) => "All checks passed",
         });
     } else {
         s.push_str(&format!(
@@ -153,6 +246,9 @@ pub fn summary_of(c: Counts, target: &str, unsafe_enabled: bool, dry_run: bool) 
         if !notes.is_empty() {
             s.push_str(&format!(" ({})", notes.join(", ")));
         }
+    }
+    if let Some(m) = memory {
+        s.push_str(&format!(" · {m}"));
     }
     s.push_str(&format!(" · target {target}"));
     s

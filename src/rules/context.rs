@@ -267,6 +267,11 @@ impl Context<'_> {
             edits: vec![edit],
             applicability,
             message,
+            sets: vec![crate::fix::Intent {
+                concept,
+                key: setting.origin.key().to_string(),
+                value: Some(value),
+            }],
         })
     }
 
@@ -387,6 +392,11 @@ impl Context<'_> {
             edits,
             applicability,
             message: said,
+            sets: vec![crate::fix::Intent {
+                concept,
+                key: source.key.clone(),
+                value: Some(NewValue::Str(canonical.to_string())),
+            }],
         })
     }
 }
@@ -407,6 +417,7 @@ fn raw_value(raw: &str) -> NewValue {
 /// file (then the key is only ever replaced, never inserted).
 #[derive(Debug, Clone)]
 pub struct KeyWrite {
+    pub concept: Concept,
     pub key: String,
     pub value: NewValue,
     pub from_file: bool,
@@ -414,11 +425,21 @@ pub struct KeyWrite {
 
 impl KeyWrite {
     /// The write of `value` to the key a setting came from (or would come from).
-    pub fn of(setting: &crate::dialect::Setting, value: NewValue) -> KeyWrite {
+    pub fn of(concept: Concept, setting: &crate::dialect::Setting, value: NewValue) -> KeyWrite {
         KeyWrite {
+            concept,
             key: setting.origin.key().to_string(),
             value,
             from_file: setting.origin.is_explicit(),
+        }
+    }
+
+    /// What the write means the run to read once it is applied.
+    pub fn intent(&self) -> crate::fix::Intent {
+        crate::fix::Intent {
+            concept: self.concept,
+            key: self.key.clone(),
+            value: Some(self.value.clone()),
         }
     }
 }

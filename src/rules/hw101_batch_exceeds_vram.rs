@@ -70,7 +70,11 @@ pub(crate) fn check(ctx: &Context) -> Vec<Violation> {
     if !m.bounded.is_empty() {
         least.push(format!(
             "with each option hwlint bounds at its lower end ({})",
-            m.bounded.join("; ")
+            m.bounded
+                .iter()
+                .map(|b| b.what.as_str())
+                .collect::<Vec<_>>()
+                .join("; ")
         ));
     }
     let mut message = format!(

@@ -124,6 +124,7 @@ pub(crate) fn check(ctx: &Context) -> Vec<Violation> {
                     edits: vec![Edit::replace(node.span.clone(), fixed.clone())],
                     applicability: Applicability::Safe,
                     message: format!("write `{fixed}`, which loads as that number"),
+                    sets: Vec::new(),
                 }),
             });
         } else if let Value::Bool(b) = loaded {
@@ -153,6 +154,7 @@ pub(crate) fn check(ctx: &Context) -> Vec<Violation> {
                         edits: vec![Edit::replace(node.span.clone(), format!("\"{word}\""))],
                         applicability: Applicability::Safe,
                         message: format!("quote it: `\"{word}\"`"),
+                        sets: Vec::new(),
                     }),
                 )
             };

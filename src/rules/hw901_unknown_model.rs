@@ -28,21 +28,44 @@
 //! or point `model_name_or_path` at a local folder holding the model's `config.json` (a model
 //! in the local Hugging Face cache is read from there).
 
+use super::outcome::{key_of, Outcome};
 use super::{Context, Violation};
 use crate::dialect::Concept;
 use crate::estimate::plan::Gap;
 
 pub(crate) fn check(ctx: &Context) -> Vec<Violation> {
-    // The memory rules do not run on a CPU or non-GPU run either: there is nothing to say.
-    if !ctx.setup.uses_gpu() {
-        return vec![];
+    // One outcome decides what is said, so HW901 and the summary line never disagree.
+    match super::outcome::of(ctx) {
+        Some(Outcome::Bounded { .. }) => {
+            let Ok(m) = ctx.memory() else { return vec![] };
+            vec![Violation {
+                message: super::outcome::bounded_message(ctx, m),
+                span: first_stated(ctx),
+                fix: None,
+            }]
+        }
+        Some(Outcome::NotChecked { .. }) => match ctx.memory() {
+            Err(Gap::UnknownModel(name)) => unknown(ctx, name),
+            Err(Gap::Missing("model")) if ctx.setup.str(Concept::Model).is_none() => unnamed(ctx),
+            Err(Gap::Missing(what)) => missing(ctx, what),
+            Err(Gap::Unsupported(what)) => unsupported(ctx, what),
+            Ok(_) => vec![],
+        },
+        Some(Outcome::Checked) | None => vec![],
     }
-    let name = match ctx.memory() {
-        Err(Gap::UnknownModel(name)) => name,
-        Err(Gap::Missing(what)) => return missing(ctx, what),
-        Err(Gap::Unsupported(what)) => return unsupported(ctx, what),
-        Ok(_) => return vec![],
-    };
+}
+
+/// The words that end HW901's note on a model the catalog does not hold.
+const NOT_IN_CATALOG: &str = "is not in hwlint's catalog, so the memory rules";
+
+/// Whether a diagnostic is HW901's note on a model the catalog does not hold, which every file
+/// naming that model would repeat.
+pub(crate) fn names_unknown_model(code: &str, message: &str) -> bool {
+    code == "HW901" && message.contains(NOT_IN_CATALOG)
+}
+
+/// A model the catalog does not hold.
+fn unknown(ctx: &Context, name: &str) -> Vec<Violation> {
     // A Hugging Face id or a path can also be a local folder with config.json.
     let folder = if name.contains('/') {
         format!(
@@ -56,11 +79,69 @@ pub(crate) fn check(ctx: &Context) -> Vec<Violation> {
     };
     vec![Violation {
         message: format!(
-            "model `{name}` is not in hwlint's catalog, so the memory rules (HW101-HW105) were skipped: declare its architecture as [models.\"{name}\"] in hwlint.toml (family, hidden_size, num_layers, num_heads, intermediate_size, vocab_size){folder}"
+            "model `{name}` {NOT_IN_CATALOG} (HW101-HW105) were skipped: declare its architecture as [models.\"{name}\"] in hwlint.toml (family, hidden_size, num_layers, num_heads, intermediate_size, vocab_size){folder}"
         ),
         span: ctx.span_of(Concept::Model),
         fix: None,
     }]
+}
+
+/// A run that states its batch or length but not which model it trains, or describes a model
+/// the estimator has no recipe for.
+fn unnamed(ctx: &Context) -> Vec<Violation> {
+    let why = match (
+        key_of(ctx, Concept::Model),
+        ctx.setup.architecture.as_ref(),
+        ctx.setup.architecture_unread.as_deref(),
+    ) {
+        (_, None, Some(unread)) => format!(
+            "the model the file describes is one the estimator has no recipe for ({unread})"
+        ),
+        (_, Some(inline), _) => format!(
+            "the model's dimensions {} are not complete enough to estimate (a family, hidden size, layers, heads and vocabulary are needed)",
+            inline.place()
+        ),
+        (_, None, None) if ctx.setup.unread.contains_key(&Concept::Model) => format!(
+            "the model was not read ({})",
+            ctx.setup.unread[&Concept::Model]
+        ),
+        (Some(key), None, None) => {
+            format!("the file does not say which model it trains (set {key})")
+        }
+        (None, None, None) => format!(
+            "hwlint reads no model from {} configs (the training script or the framework's own model description chooses it)",
+            ctx.dialect.title
+        ),
+    };
+    vec![Violation {
+        message: format!("the memory rules (HW101-HW105) were skipped: {why}"),
+        span: first_stated(ctx),
+        fix: None,
+    }]
+}
+
+/// Where a note about the whole run points: the model's key or the mapping that describes it,
+/// else the first memory input the file states.
+fn first_stated(ctx: &Context) -> std::ops::Range<usize> {
+    // A described model's first line, not the whole mapping.
+    let described = ctx.setup.architecture.as_ref().map(|a| {
+        // A composed run's span can lie in another file's text: kept whole then.
+        let line_end = ctx
+            .text
+            .get(a.span.clone())
+            .and_then(|t| t.find('\n'))
+            .map_or(a.span.end, |n| a.span.start + n);
+        a.span.start..line_end
+    });
+    std::iter::once(ctx.span_of(Concept::Model))
+        .chain(described)
+        .chain(
+            [Concept::MicroBatch, Concept::GlobalBatch, Concept::SeqLen]
+                .into_iter()
+                .map(|c| ctx.span_of(c)),
+        )
+        .find(|s| *s != (0..0))
+        .unwrap_or(0..0)
 }
 
 /// The concept behind a missing estimator input, for naming the key that would give it.
@@ -93,6 +174,9 @@ fn missing(ctx: &Context, what: &str) -> Vec<Violation> {
             ),
             _ => format!("{} is not a {what} it can use", s.origin.describe()),
         },
+        Some((c, None)) if ctx.setup.unread.contains_key(&c) => {
+            format!("the {what} was not read ({})", ctx.setup.unread[&c])
+        }
         Some((c, None)) => match ctx.dialect.settings.get(&c).and_then(|s| s.from.first()) {
             Some(spec) => format!("the {what} is not set (set `{}`)", spec.key),
             None => format!(

@@ -57,7 +57,11 @@ pub(crate) fn batch_fix(ctx: &Context, micro: i64, per_device: i64, why: &str) -
     let micro_setting = ctx.setup.get(Concept::MicroBatch)?;
     let micro_key = micro_setting.origin.key().to_string();
     let accum = per_device / micro;
-    let mut writes = vec![KeyWrite::of(micro_setting, NewValue::Int(micro))];
+    let mut writes = vec![KeyWrite::of(
+        Concept::MicroBatch,
+        micro_setting,
+        NewValue::Int(micro),
+    )];
     let mut applicability = Applicability::Safe;
     let message = match ctx.setup.get(Concept::GradAccum) {
         Some(a) => {
@@ -66,7 +70,7 @@ pub(crate) fn batch_fix(ctx: &Context, micro: i64, per_device: i64, why: &str) -
             let (current, _) = ctx.setup.int(Concept::GradAccum)?;
             let accum_key = a.origin.key().to_string();
             if current != accum {
-                writes.push(KeyWrite::of(a, NewValue::Int(accum)));
+                writes.push(KeyWrite::of(Concept::GradAccum, a, NewValue::Int(accum)));
             }
             format!(
                 "set `{micro_key}` to {micro} and `{accum_key}` to {accum} ({micro} x {accum} = {per_device} per device, as before; {why})"
@@ -111,6 +115,7 @@ pub(crate) fn batch_fix(ctx: &Context, micro: i64, per_device: i64, why: &str) -
         edits: ctx.write_keys(&writes)?,
         applicability,
         message,
+        sets: writes.iter().map(KeyWrite::intent).collect(),
     })
 }
 
@@ -131,6 +136,7 @@ fn global_batch_keeps(ctx: &Context, per_device: i64) -> Option<Option<KeyWrite>
     let spec = ctx.dialect.settings.get(&Concept::GlobalBatch)?;
     let key = spec.from.first()?.key.clone();
     Some(Some(KeyWrite {
+        concept: Concept::GlobalBatch,
         key,
         value: NewValue::Int(per_device.checked_mul(dp)?),
         // Derived, not read: written over a `-1` the file has, else inserted.

@@ -2,6 +2,7 @@
 //! (`hwlint rule HW202`), in ruff's form: What it does / Why is this bad? / Example / Fix safety.
 
 mod context;
+pub mod outcome;
 mod hw101_batch_exceeds_vram;
 mod hw102_gpu_underused;
 mod hw103_checkpointing_unneeded;
@@ -31,6 +32,7 @@ mod memory;
 mod precision;
 
 pub use context::{Context, RuleOptions, Violation};
+pub(crate) use hw901_unknown_model::names_unknown_model;
 
 use serde::Serialize;
 
