@@ -183,6 +183,18 @@ def main():
                   row + "\n" + direct)
         check(len(rows) == 2, "the job summary has a memory row per training config", summary)
 
+        # A config that names no model: the job summary never says "All checks passed" over a
+        # memory check that did not run, and says what it needs.
+        unnamed = tempfile.mkdtemp(prefix="hwlint-action-unnamed-")
+        with open(os.path.join(unnamed, "sft.yaml"), "w") as f:
+            f.write("per_device_train_batch_size: 8\ngradient_accumulation_steps: 2\nmax_length: 512\n"
+                    "output_dir: out\nlearning_rate: 2.0e-5\nbf16: true\n")
+        status, _, summary = run_action(binary, {"target": "rtx-4090", "paths": ".", "fail-on": "never"}, unnamed)
+        check("All checks passed" not in summary
+              and "Memory check over 1 run(s): 0 checked; 1 not checked (1 need the model)." in summary,
+              "the job summary says the memory check did not run, and what it needs", summary)
+        shutil.rmtree(unnamed, ignore_errors=True)
+
         # A prebuilt binary by URL: a wheel as scripts/try-wheel.sh builds it, a tarball, and
         # a download that fails, which falls back to building (here without cargo: an error
         # that says what to do).

@@ -41,6 +41,16 @@ fn render(format: OutputFormat, results: &[FileResult], args: &CheckArgs) -> Str
     }
 }
 
+/// [`render`] for the whole set of results at once: the GitHub format closes with the memory
+/// notice, which a file-by-file render leaves to the end of the run.
+fn render_all(format: OutputFormat, results: &[FileResult], args: &CheckArgs) -> String {
+    let mut out = render(format, results, args);
+    if format == OutputFormat::Github && !args.statistics {
+        out.push_str(&report::github_memory_notice(&report::counts(results).memory));
+    }
+    out
+}
+
 /// Formats a person reads get the summary line; machine formats do not.
 fn is_human(format: OutputFormat) -> bool {
     matches!(format, OutputFormat::Full | OutputFormat::Concise)
@@ -332,6 +342,8 @@ where
         out.write(&report::json_array(&json))?;
     } else if let Some(s) = sarif {
         out.write(&s.finish())?;
+    } else if format == OutputFormat::Github {
+        out.write(&report::github_memory_notice(&counts.memory))?;
     }
     out.write(&fixes_shown)?;
     if !args.quiet && (is_human(format) || args.statistics) {
@@ -485,7 +497,7 @@ fn check_stdin(
     }
     result.settings = Some(settings);
     let results = vec![result];
-    let mut rendered = render(format, &results, args);
+    let mut rendered = render_all(format, &results, args);
     if !args.quiet && (is_human(format) || args.statistics) {
         // The same summary line as for files; with --fix it goes with the diagnostics to
         // standard error, since standard output is the fixed text.

@@ -67,6 +67,95 @@ pub struct EstimateReport {
     /// Where each input came from (`flag`, the config key, or `default`).
     pub inputs: Vec<(String, String)>,
     pub targets: Vec<TargetResult>,
+    /// When the config gives no sequence length: the need at a few lengths and the longest
+    /// sequence that fits each target.
+    pub by_length: Option<ByLength>,
+}
+
+/// The need of a step whose sequence length is not known, length by length.
+#[derive(Debug, Clone, Serialize)]
+pub struct ByLength {
+    /// The model's context, the longest length counted.
+    pub context: u64,
+    /// (tokens, need at the most, need at the least), bytes.
+    pub needs: Vec<(u64, f64, f64)>,
+    /// Per target: the longest sequence that fits at the most the step can need, and at the
+    /// least (0: not even one token).
+    pub longest: Vec<LongestFit>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct LongestFit {
+    pub gpu: String,
+    pub certain: u64,
+    pub possible: u64,
+}
+
+/// The longest sequence, from 0 to `context`, whose step fits `usable` (the need grows with
+/// the length).
+fn longest_fitting(plan: &Plan, context: u64, usable: f64) -> u64 {
+    let fits = |n: u64| {
+        let mut p = plan.clone();
+        p.seq_len = n;
+        crate::estimate::verdict::need_bytes(&super::memory::estimate(&p)) <= usable
+    };
+    let (mut lo, mut hi) = (0u64, context);
+    if fits(hi) {
+        return hi;
+    }
+    // fits(lo) holds (0 stands for none), fits(hi) does not.
+    while hi - lo > 1 {
+        let mid = lo + (hi - lo) / 2;
+        if fits(mid) {
+            lo = mid;
+        } else {
+            hi = mid;
+        }
+    }
+    lo
+}
+
+/// [`ByLength`] for an estimate whose sequence length is bounded (not given by the config).
+fn by_length(answers: &[Answer]) -> Option<ByLength> {
+    let first = answers.first()?;
+    let m = &first.memory;
+    let bounded = m.bounded.iter().any(|b| {
+        b.decided_by == super::plan::Decider::Setting(Concept::SeqLen)
+    });
+    if !bounded {
+        return None;
+    }
+    let most = &m.most.plan;
+    let least = &m.least().plan;
+    let context = most.seq_len;
+    let need = |p: &Plan, n: u64| {
+        let mut p = p.clone();
+        p.seq_len = n;
+        crate::estimate::verdict::need_bytes(&super::memory::estimate(&p))
+    };
+    let mut lengths: Vec<u64> = (9..=20)
+        .map(|k| 1u64 << k)
+        .filter(|&n| n < context)
+        .collect();
+    lengths.push(context);
+    Some(ByLength {
+        context,
+        needs: lengths
+            .into_iter()
+            .map(|n| (n, need(most, n), need(least, n)))
+            .collect(),
+        longest: answers
+            .iter()
+            .map(|a| {
+                let usable = a.memory.most.verdict.usable_bytes;
+                LongestFit {
+                    gpu: a.target.gpu.key.clone(),
+                    certain: longest_fitting(most, context, usable),
+                    possible: longest_fitting(least, context, usable),
+                }
+            })
+            .collect(),
+    })
 }
 
 fn usage(msg: impl Into<String>) -> EstimateError {
@@ -526,6 +615,7 @@ pub fn run(args: &EstimateArgs) -> Result<EstimateReport, EstimateError> {
         steps,
         inputs,
         targets: results,
+        by_length: by_length(&answers),
     })
 }
 

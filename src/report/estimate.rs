@@ -116,6 +116,33 @@ pub fn render_estimate(r: &EstimateReport) -> String {
         "  (max micro-batch: the largest whose need stays within {:.0}% of usable memory, as HW101 and HW102 count it)\n",
         crate::estimate::verdict::HEADROOM_LINE * 100.0
     ));
+    if let Some(b) = &r.by_length {
+        out.push_str(&format!(
+            "\n  the sequence length is not set (pass --seq-len N): the need from 512 tokens to the model's context of {}\n",
+            b.context
+        ));
+        out.push_str(&format!("  {:>9}  {:>19}\n", "tokens", "needs"));
+        for (n, most, least) in &b.needs {
+            out.push_str(&format!(
+                "  {n:>9}  {:>8.1}-{:.1} GiB\n",
+                gib(*least),
+                gib(*most)
+            ));
+        }
+        for l in &b.longest {
+            let tokens = |n: u64| match n {
+                0 => "none".to_string(),
+                n if n == b.context => format!("all {n}"),
+                n => n.to_string(),
+            };
+            out.push_str(&format!(
+                "  longest sequence that fits {}: {} tokens as configured, {} at the least\n",
+                l.gpu,
+                tokens(l.certain),
+                tokens(l.possible)
+            ));
+        }
+    }
     for note in r.targets.iter().filter_map(|t| t.step_note.as_ref()) {
         out.push_str(&format!(
             "  {note}: set the precision to fp16 or fp32 for this GPU\n"
@@ -170,6 +197,7 @@ pub fn render_estimate_json(r: &EstimateReport) -> String {
         "steps": r.steps,
         "inputs": r.inputs.iter().map(|(k, v)| serde_json::json!({"input": k, "from": v})).collect::<Vec<_>>(),
         "targets": r.targets,
+        "by_length": r.by_length,
     });
     let mut s = serde_json::to_string_pretty(&v).unwrap_or_default();
     s.push('\n');

@@ -38,6 +38,14 @@ pub fn render_github(results: &[FileResult]) -> String {
     out
 }
 
+/// The memory check's outcomes over the whole run as one notice, so a job with no annotation
+/// is not read as "everything checked"; nothing when every run was checked.
+pub fn github_memory_notice(memory: &super::MemoryCounts) -> String {
+    memory.line().map_or_else(String::new, |line| {
+        format!("::notice title=hwlint memory check::{}\n", escape_data(&line))
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

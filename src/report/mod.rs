@@ -14,7 +14,7 @@ use crate::lint::FileResult;
 pub use concise::render_concise;
 pub use estimate::{render_estimate, render_estimate_json};
 pub use full::{output_width, render_full, render_full_at};
-pub use github::render_github;
+pub use github::{github_memory_notice, render_github};
 pub use json::{json_array, json_elements, render_json, render_json_lines};
 pub use sarif::{render_sarif, Sarif};
 pub use statistics::{render_statistics, Statistics};
@@ -60,7 +60,7 @@ pub struct MemoryCounts {
 }
 
 impl MemoryCounts {
-    fn add(&mut self, o: &MemoryCounts) {
+    pub fn add(&mut self, o: &MemoryCounts) {
         self.checked += o.checked;
         self.bounded += o.bounded;
         self.not_checked += o.not_checked;

@@ -108,6 +108,7 @@ pub fn render_sarif(results: &[FileResult]) -> String {
 pub struct Sarif {
     root: Option<PathBuf>,
     results: Vec<Value>,
+    memory: super::MemoryCounts,
 }
 
 impl Sarif {
@@ -115,10 +116,12 @@ impl Sarif {
         Sarif {
             root: source_root(first),
             results: Vec::new(),
+            memory: Default::default(),
         }
     }
 
     pub fn add(&mut self, results: &[FileResult]) {
+        self.memory.add(&super::counts(results).memory);
         let root = self.root.as_deref();
         let out = &mut self.results;
         for r in results {
@@ -202,6 +205,16 @@ impl Sarif {
         if let Some(root) = &root {
             run["originalUriBaseIds"] = json!({ "%SRCROOT%": { "uri": root_uri(root) } });
         }
+        // What the memory check concluded over the runs: checked, not decided (with what
+        // decides it) or not checked (with what it needs); HW901 notes are each run's own.
+        let m = &self.memory;
+        run["properties"] = json!({ "memory": {
+            "checked": m.checked,
+            "bounded": m.bounded,
+            "decided_by": m.decided_by,
+            "not_checked": m.not_checked,
+            "needs": m.needs,
+        }});
         let sarif = json!({
             "$schema": "https://json.schemastore.org/sarif-2.1.0.json",
             "version": "2.1.0",
