@@ -508,3 +508,76 @@ fn corpus_configs_that_name_a_model_get_an_estimate() {
 /// LitGPT and llm-foundry recipes joined the recognised set with six checkpoints the catalog
 /// has no entry for (127 of 144 now); catalog entries for them raise it back.
 const COVERAGE_FLOOR: f64 = 0.85;
+
+/// Every training run in the corpus, on three targets, ends in one of the memory check's three
+/// outcomes, and none in silence: checked (a verdict), bounded (an HW901 note that gives the
+/// range and what decides it, or says no setting does), or not checked (an HW901 note naming
+/// what is missing). The counts per target are printed for the record.
+#[test]
+fn corpus_runs_are_checked_bounded_or_said_on_three_targets() {
+    use hwlint::rules::outcome::Outcome;
+    let Some(root) = corpus() else {
+        return;
+    };
+    let manifest = std::fs::read_to_string(root.join("MANIFEST.tsv")).unwrap();
+    let config = LoadedConfig::empty().unwrap();
+    for target in ["default", "rtx-4090", "h100-sxm"] {
+        let (mut checked, mut bounded, mut not_checked) = (0, 0, 0);
+        let mut silent = Vec::new();
+        for line in manifest.lines().skip(1) {
+            let rel = line.split('\t').next().unwrap();
+            let path = root.join(rel);
+            let format = Format::from_path(&path).unwrap();
+            let mut settings = config.for_file(&path, &Default::default()).unwrap();
+            if target != "default" {
+                settings.target = hwlint::settings::resolve_target(
+                    target,
+                    std::path::Path::new("."),
+                    "--target",
+                )
+                .unwrap();
+            }
+            let r = lint_path(&path, format, settings, FixMode::Off);
+            let notes: Vec<&str> = r
+                .diagnostics
+                .iter()
+                .filter(|d| d.rule.code == "HW901")
+                .map(|d| d.message.as_str())
+                .collect();
+            for o in &r.memory {
+                match o {
+                    Outcome::Checked => checked += 1,
+                    Outcome::Bounded { decided_by, .. } => {
+                        bounded += 1;
+                        // The note gives the range and what decides it, or that nothing does.
+                        let said = notes.iter().any(|n| {
+                            n.starts_with("memory not decided")
+                                && (decided_by.iter().all(|d| n.contains(d.as_str()))
+                                    && (!decided_by.is_empty()
+                                        || n.contains("Ranges no setting narrows")))
+                        });
+                        if !said {
+                            silent.push(format!("{rel}: bounded, decided by {decided_by:?}: {notes:?}"));
+                        }
+                    }
+                    Outcome::NotChecked { needs } => {
+                        not_checked += 1;
+                        if !notes.iter().any(|n| n.contains("were skipped")) {
+                            silent.push(format!("{rel}: not checked (needs {needs}): {notes:?}"));
+                        }
+                    }
+                }
+            }
+        }
+        eprintln!(
+            "corpus on {target}: {} runs: {checked} checked, {bounded} bounded, {not_checked} not checked",
+            checked + bounded + not_checked
+        );
+        assert!(
+            silent.is_empty(),
+            "{target}: runs whose memory outcome no HW901 note states:\n{}",
+            silent.join("\n")
+        );
+        assert!(checked > 0 && bounded > 0 && not_checked > 0);
+    }
+}
