@@ -26,6 +26,10 @@ fn run(dir: &Path, args: &[&str]) -> (i32, String) {
 
 const HF: &str = "per_device_train_batch_size: 8\nmax_steps: 100\nsave_steps: 500\n";
 
+/// These files name no model, so HW901 notes that the memory check did not run on them; the
+/// tests here are about other rules and turn that note off as a user would.
+const NO_MEMORY_NOTE: [&str; 2] = ["--ignore", "HW901"];
+
 #[test]
 fn suppressions_in_yaml_toml_and_jsonc() {
     let d = tempfile::tempdir().unwrap();
@@ -40,7 +44,10 @@ fn suppressions_in_yaml_toml_and_jsonc() {
         "{\n  \"train_batch_size\": 64, // hwlint: ignore[HW501]\n  \"train_micro_batch_size_per_gpu\": 6,\n  \"gradient_accumulation_steps\": 4\n}\n",
     )
     .unwrap();
-    let (code, out) = run(d.path(), &[".", "--output-format", "concise", "-q"]);
+    let (code, out) = run(
+        d.path(),
+        &[".", "--output-format", "concise", "-q", NO_MEMORY_NOTE[0], NO_MEMORY_NOTE[1]],
+    );
     assert_eq!((code, out.as_str()), (0, ""), "{out}");
     // Without the comments each file fires.
     for f in ["a.yaml", "t.toml", "ds.jsonc"] {
@@ -131,6 +138,7 @@ fn add_ignore_then_clean() {
     assert_eq!(run(d.path(), &["."]).0, 1);
     let out = hwlint(d.path())
         .args([".", "--add-ignore"])
+        .args(NO_MEMORY_NOTE)
         .output()
         .unwrap();
     assert!(String::from_utf8_lossy(&out.stderr).contains("Added 3 suppression comments"));
@@ -168,6 +176,7 @@ fn add_ignore_keeps_what_the_file_says() {
     }
     let out = hwlint(d.path())
         .args([".", "--add-ignore"])
+        .args(NO_MEMORY_NOTE)
         .output()
         .unwrap();
     let err = String::from_utf8_lossy(&out.stderr);
@@ -211,7 +220,10 @@ fn github_annotations_escape_paths_and_messages() {
     let d = tempfile::tempdir().unwrap();
     fs::create_dir_all(d.path().join("my configs")).unwrap();
     fs::write(d.path().join("my configs/a,b.yaml"), HF).unwrap();
-    let (code, out) = run(d.path(), &["my configs", "--output-format", "github"]);
+    let (code, out) = run(
+        d.path(),
+        &["my configs", "--output-format", "github", NO_MEMORY_NOTE[0], NO_MEMORY_NOTE[1]],
+    );
     assert_eq!(code, 1);
     assert!(
         out.starts_with("::warning file=my configs/a%2Cb.yaml,line=3,col=13,endLine=3,endColumn=16,title=HW303 save-freq-exceeds-steps::checkpoint every"),
@@ -223,7 +235,18 @@ fn github_annotations_escape_paths_and_messages() {
         .arg("my configs")
         .output()
         .unwrap();
-    assert!(String::from_utf8_lossy(&out.stdout).starts_with("::warning "));
+    let out = String::from_utf8_lossy(&out.stdout);
+    // The note on the memory check that did not run, then the warning; the run's memory
+    // outcome closes the annotations once.
+    assert!(
+        out.starts_with("::notice file=my configs/a%2Cb.yaml,line=1,")
+            && out.contains("title=HW901 unknown-model::")
+            && out.contains("\n::warning ")
+            && out.ends_with(
+                "::notice title=hwlint memory check::memory not checked for 1 run (1 needs the model)\n"
+            ),
+        "{out}"
+    );
 }
 
 #[test]
@@ -241,12 +264,18 @@ fn sarif_json_lines_and_statistics() {
     let v: serde_json::Value = serde_json::from_str(&out).unwrap();
     assert_eq!(v["version"], "2.1.0");
     let run0 = &v["runs"][0];
+    // The memory check's outcomes over the run: the file names no model.
+    assert_eq!(
+        run0["properties"]["memory"],
+        serde_json::json!({"checked": 0, "bounded": 0, "decided_by": {}, "not_checked": 1, "needs": {"the model": 1}})
+    );
     assert_eq!(
         run0["tool"]["driver"]["rules"].as_array().unwrap().len(),
         hwlint::rules::RULES.len()
     );
     let results = run0["results"].as_array().unwrap();
-    assert_eq!(results.len(), 3);
+    assert_eq!(results.len(), 4);
+    assert!(results.iter().any(|r| r["ruleId"] == "HW901"));
     let r201 = results.iter().find(|r| r["ruleId"] == "HW201").unwrap();
     assert_eq!(
         r201["locations"][0]["physicalLocation"]["region"]["startLine"],
@@ -291,7 +320,7 @@ fn sarif_json_lines_and_statistics() {
         .unwrap()
         .starts_with("The run stops with `CUDA out of memory`"));
     let (_, out) = run(d.path(), &["a.yaml", "--output-format", "json-lines"]);
-    assert_eq!(out.lines().count(), 3);
+    assert_eq!(out.lines().count(), 4);
     assert!(out
         .lines()
         .all(|l| serde_json::from_str::<serde_json::Value>(l).is_ok()));
@@ -336,9 +365,16 @@ fn stdin_force_exclude_exit_on_fix_and_version() {
         .output()
         .unwrap();
     let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(stdout.starts_with("args.yaml:3:13: HW303"));
-    // Standard input gets the summary line files get; with --fix it goes to standard error.
-    assert!(stdout.contains("\nFound 1 problem"), "{stdout}");
+    assert!(
+        stdout.starts_with("args.yaml:1:30: HW901 the memory rules (HW101-HW105) were skipped: the file does not say which model it trains (set `model_name_or_path`)\nargs.yaml:3:13: HW303"),
+        "{stdout}"
+    );
+    // Standard input gets the summary line files get (HW901 is its memory part, not a
+    // problem); with --fix it goes to standard error.
+    assert!(
+        stdout.contains("\nFound 1 problem (1 more with --unsafe-fixes) · memory not checked for 1 run (1 needs the model)"),
+        "{stdout}"
+    );
     let out = hwlint(d.path())
         .args(["-", "--stdin-filename", "args.yaml", "--fix"])
         .write_stdin(format!("{HF}dataloader_num_workers: 64\n"))
