@@ -147,18 +147,25 @@ fn architecture(dialect: &Dialect, root: &Node) -> Result<Option<InlineModel>, S
         .iter()
         .find(|cond| condition_in(dialect.loader, root, cond, dashes) != Some(true))
     {
-        let accepted = cond
-            .is
-            .iter()
-            .map(|v| format!("`{v}`"))
-            .collect::<Vec<_>>()
-            .join(" or ");
+        // `*` accepts any value: the key must be there.
+        let accepted = if cond.is.iter().any(|v| v == "*") {
+            "a value it gives".to_string()
+        } else {
+            cond.is
+                .iter()
+                .map(|v| if v.is_empty() { "an empty value".to_string() } else { format!("`{v}`") })
+                .collect::<Vec<_>>()
+                .join(" or ")
+        };
         let value = match lookup(root, &cond.key, dashes) {
             Some(n) => n.as_scalar().map(|s| value_text(&s.value(dialect.loader))),
             None => cond.default.clone(),
         };
         return Err(match value {
             Some(v) => format!("`{}` is `{v}`, and hwlint sizes it only at {accepted}", cond.key),
+            None if lookup(root, &cond.key, dashes).is_none() && cond.is.iter().any(|v| v == "*") => {
+                format!("`{}` is not set, and hwlint sizes this model only from it", cond.key)
+            }
             None if lookup(root, &cond.key, dashes).is_none() => format!(
                 "`{}` is not set, and hwlint sizes it only at {accepted}",
                 cond.key
