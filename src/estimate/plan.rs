@@ -668,15 +668,20 @@ pub fn plan_for(i: &Inputs) -> Result<Planned, Gap> {
         ));
         Checkpointing::Full
     });
+    // A bound on the activations themselves (kernels or blocks hwlint does not model) has
+    // every block checkpointed at its low end, whatever share of blocks the file checkpoints.
+    let activations_lower = experts_lower.or(fused_lower).or(own_blocks_lower);
     let lower = (!bounded.is_empty()).then(|| Plan {
         unmodelled_kernels: fused_lower.is_some(),
         reference_model: false,
         flat_grads: flat_lower.unwrap_or(plan.flat_grads),
         precision: precision_lower,
-        checkpointing: experts_lower
-            .or(fused_lower)
-            .or(own_blocks_lower)
-            .unwrap_or(checkpointing_lower),
+        checkpoint_every: if activations_lower.is_some() {
+            1
+        } else {
+            plan.checkpoint_every
+        },
+        checkpointing: activations_lower.unwrap_or(checkpointing_lower),
         attention: attention_lower,
         optimizer: optimizer_lower,
         batch: batch_lower.unwrap_or(plan.batch),
