@@ -121,7 +121,38 @@ pub(crate) fn check(ctx: &Context) -> Vec<Violation> {
         Some(f) => message.push_str(&format!(
             "; the card holds the step at XLA_PYTHON_CLIENT_MEM_FRACTION={f}"
         )),
-        None if fitting == 0 => message.push_str(": not even micro-batch 1 fits; use LoRA, shard with ZeRO-3/FSDP over more GPUs, or a GPU with more memory"),
+        None if fitting == 0 => {
+            // Only advice the config does not already follow, and that the figure has not
+            // already granted.
+            let mut ways = Vec::new();
+            // LoRA only where the framework has it (torchtitan has none).
+            if plan.lora.is_none()
+                && ctx
+                    .dialect
+                    .settings
+                    .contains_key(&crate::dialect::Concept::LoraR)
+            {
+                ways.push("train LoRA adapters on a frozen base");
+            }
+            if !m.sharding_unknown && plan.zero_stage < 3 {
+                ways.push("shard the model states (ZeRO-3/FSDP) over more GPUs");
+            }
+            // Only where this run has a checkpointing setting (LitGPT's single-device runs
+            // have none).
+            if plan.checkpointing == Checkpointing::None
+                && ctx
+                    .setup
+                    .get(crate::dialect::Concept::ActivationCheckpointing)
+                    .is_some()
+            {
+                ways.push("turn on activation checkpointing");
+            }
+            ways.push("use a GPU with more memory");
+            message.push_str(&format!(
+                ": not even micro-batch 1 fits; {}",
+                ways.join(", or ")
+            ));
+        }
         None => {}
     }
     vec![Violation {
