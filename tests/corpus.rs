@@ -530,12 +530,9 @@ fn corpus_runs_are_checked_bounded_or_said_on_three_targets() {
             let format = Format::from_path(&path).unwrap();
             let mut settings = config.for_file(&path, &Default::default()).unwrap();
             if target != "default" {
-                settings.target = hwlint::settings::resolve_target(
-                    target,
-                    std::path::Path::new("."),
-                    "--target",
-                )
-                .unwrap();
+                settings.target =
+                    hwlint::settings::resolve_target(target, std::path::Path::new("."), "--target")
+                        .unwrap();
             }
             let r = lint_path(&path, format, settings, FixMode::Off);
             let notes: Vec<&str> = r
@@ -557,7 +554,9 @@ fn corpus_runs_are_checked_bounded_or_said_on_three_targets() {
                                         || n.contains("Ranges no setting narrows")))
                         });
                         if !said {
-                            silent.push(format!("{rel}: bounded, decided by {decided_by:?}: {notes:?}"));
+                            silent.push(format!(
+                                "{rel}: bounded, decided by {decided_by:?}: {notes:?}"
+                            ));
                         }
                     }
                     Outcome::NotChecked { needs } => {

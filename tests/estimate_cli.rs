@@ -89,7 +89,10 @@ fn errors_say_what_to_pass() {
     // that fits (gpt2: all 1024 tokens at micro-batch 8 on the default RTX 4090).
     let (code, out, err) = run(&["estimate", "--model", "gpt2", "--batch-size", "8"]);
     assert_eq!(code, 0, "{err}");
-    assert!(out.contains("the sequence length is not set (pass --seq-len N)"), "{out}");
+    assert!(
+        out.contains("the sequence length is not set (pass --seq-len N)"),
+        "{out}"
+    );
     assert!(
         out.contains("longest sequence that fits rtx-4090: all 1024 tokens as configured"),
         "{out}"

@@ -46,7 +46,14 @@ fn suppressions_in_yaml_toml_and_jsonc() {
     .unwrap();
     let (code, out) = run(
         d.path(),
-        &[".", "--output-format", "concise", "-q", NO_MEMORY_NOTE[0], NO_MEMORY_NOTE[1]],
+        &[
+            ".",
+            "--output-format",
+            "concise",
+            "-q",
+            NO_MEMORY_NOTE[0],
+            NO_MEMORY_NOTE[1],
+        ],
     );
     assert_eq!((code, out.as_str()), (0, ""), "{out}");
     // Without the comments each file fires.
@@ -222,7 +229,13 @@ fn github_annotations_escape_paths_and_messages() {
     fs::write(d.path().join("my configs/a,b.yaml"), HF).unwrap();
     let (code, out) = run(
         d.path(),
-        &["my configs", "--output-format", "github", NO_MEMORY_NOTE[0], NO_MEMORY_NOTE[1]],
+        &[
+            "my configs",
+            "--output-format",
+            "github",
+            NO_MEMORY_NOTE[0],
+            NO_MEMORY_NOTE[1],
+        ],
     );
     assert_eq!(code, 1);
     assert!(

@@ -655,6 +655,7 @@ fn apply(text: &str, edit: &Edit) -> String {
         edits: vec![edit.clone()],
         applicability: Applicability::Safe,
         message: String::new(),
+        sets: Vec::new(),
     };
     let (out, applied) = apply_fixes(text, [&fix]);
     assert_eq!(applied, 1, "the edit {edit:?} was not applied");

@@ -46,7 +46,9 @@ fn render(format: OutputFormat, results: &[FileResult], args: &CheckArgs) -> Str
 fn render_all(format: OutputFormat, results: &[FileResult], args: &CheckArgs) -> String {
     let mut out = render(format, results, args);
     if format == OutputFormat::Github && !args.statistics {
-        out.push_str(&report::github_memory_notice(&report::counts(results).memory));
+        out.push_str(&report::github_memory_notice(
+            &report::counts(results).memory,
+        ));
     }
     out
 }
@@ -347,7 +349,12 @@ where
     }
     out.write(&fixes_shown)?;
     if !args.quiet && (is_human(format) || args.statistics) {
-        let line = report::summary_of(counts.clone(), &targets.text(configs)?, args.unsafe_fixes, false);
+        let line = report::summary_of(
+            counts.clone(),
+            &targets.text(configs)?,
+            args.unsafe_fixes,
+            false,
+        );
         if args.output_file.is_some() {
             out.flush()?;
             super::emit_err(&format!("{line}\n"));

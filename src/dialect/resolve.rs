@@ -83,7 +83,9 @@ pub fn resolve(dialect: &Dialect, root: &Node) -> TrainingSetup {
             }
         }
         if found.is_none() {
-            if let Some(why) = present().map(|(source, node)| source_unread(dialect.loader, root, concept, source, node)) {
+            if let Some(why) = present()
+                .map(|(source, node)| source_unread(dialect.loader, root, concept, source, node))
+            {
                 setup.unread.insert(concept, why);
             }
         }
@@ -153,7 +155,13 @@ fn architecture(dialect: &Dialect, root: &Node) -> Result<Option<InlineModel>, S
         } else {
             cond.is
                 .iter()
-                .map(|v| if v.is_empty() { "an empty value".to_string() } else { format!("`{v}`") })
+                .map(|v| {
+                    if v.is_empty() {
+                        "an empty value".to_string()
+                    } else {
+                        format!("`{v}`")
+                    }
+                })
                 .collect::<Vec<_>>()
                 .join(" or ")
         };
@@ -162,9 +170,17 @@ fn architecture(dialect: &Dialect, root: &Node) -> Result<Option<InlineModel>, S
             None => cond.default.clone(),
         };
         return Err(match value {
-            Some(v) => format!("`{}` is `{v}`, and hwlint sizes it only at {accepted}", cond.key),
-            None if lookup(root, &cond.key, dashes).is_none() && cond.is.iter().any(|v| v == "*") => {
-                format!("`{}` is not set, and hwlint sizes this model only from it", cond.key)
+            Some(v) => format!(
+                "`{}` is `{v}`, and hwlint sizes it only at {accepted}",
+                cond.key
+            ),
+            None if lookup(root, &cond.key, dashes).is_none()
+                && cond.is.iter().any(|v| v == "*") =>
+            {
+                format!(
+                    "`{}` is not set, and hwlint sizes this model only from it",
+                    cond.key
+                )
             }
             None if lookup(root, &cond.key, dashes).is_none() => format!(
                 "`{}` is not set, and hwlint sizes it only at {accepted}",

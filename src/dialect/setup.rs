@@ -133,8 +133,9 @@ impl Concept {
             | FsdpVersion => ValueType::Int,
             Epochs | WarmupSteps | WarmupRatio | RamPerProcessGb | MemFraction => ValueType::Float,
             PinMemory | PersistentWorkers | LoadIn4bit | LoadIn8bit | UsesGpu | FusedKernels
-            | ChunkedLoss | FusedLoss | MasterWeights | DoubleQuant | CpuExperts | FsdpOrigParams
-            | ReferenceModel | OffloadOptimizer | OffloadParams | MemPreallocate => ValueType::Bool,
+            | ChunkedLoss | FusedLoss | MasterWeights | DoubleQuant | CpuExperts
+            | FsdpOrigParams | ReferenceModel | OffloadOptimizer | OffloadParams
+            | MemPreallocate => ValueType::Bool,
             Scheduler
             | Precision
             | WeightDtype

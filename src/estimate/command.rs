@@ -119,9 +119,10 @@ fn longest_fitting(plan: &Plan, context: u64, usable: f64) -> u64 {
 fn by_length(answers: &[Answer]) -> Option<ByLength> {
     let first = answers.first()?;
     let m = &first.memory;
-    let bounded = m.bounded.iter().any(|b| {
-        b.decided_by == super::plan::Decider::Setting(Concept::SeqLen)
-    });
+    let bounded = m
+        .bounded
+        .iter()
+        .any(|b| b.decided_by == super::plan::Decider::Setting(Concept::SeqLen));
     if !bounded {
         return None;
     }

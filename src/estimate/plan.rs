@@ -291,7 +291,9 @@ pub fn plan_for(i: &Inputs) -> Result<Planned, Gap> {
         None if arch.max_position_embeddings > 1 => {
             let context = arch.max_position_embeddings;
             bounded.push(Bound::new(
-                format!("sequence length not set: between 1 token and the model's context of {context}"),
+                format!(
+                    "sequence length not set: between 1 token and the model's context of {context}"
+                ),
                 Decider::Setting(Concept::SeqLen),
             ));
             seq_lower = Some(1);

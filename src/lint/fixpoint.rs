@@ -212,9 +212,8 @@ pub(super) fn fix_to_fixpoint(
     first: Option<&[Diagnostic]>,
 ) -> FixOutcome {
     let lint = |text: &str| lint_text(text, format, path, settings).0;
-    let misreads = |text: &str, fix: &Fix| {
-        super::reread::fix_misreads(text, fix, format, path, settings)
-    };
+    let misreads =
+        |text: &str, fix: &Fix| super::reread::fix_misreads(text, fix, format, path, settings);
     fix_to_fixpoint_checked(original, format, min, first, &lint, &misreads)
 }
 

@@ -15,7 +15,12 @@ use crate::syntax::edit::NewValue;
 use crate::syntax::{self, Format};
 
 /// The setups of each run of `text`, as `check` composes them; `None` when it does not parse.
-fn setups(text: &str, format: Format, path: &Path, settings: &FileSettings) -> Option<Vec<TrainingSetup>> {
+fn setups(
+    text: &str,
+    format: Format,
+    path: &Path,
+    settings: &FileSettings,
+) -> Option<Vec<TrainingSetup>> {
     let doc = syntax::parse(text, format).ok()?;
     Some(
         super::runs_in_text(&doc, text, path, &settings.dialects)
@@ -94,7 +99,9 @@ pub(super) fn fix_misreads(
                 .unwrap_or_else(|| "nothing".into());
             return Some(format!(
                 "after it, {concept:?} does not read {} from `{key}`: it reads {now}",
-                value.as_ref().map_or("a value".to_string(), |v| format!("`{v}`"))
+                value
+                    .as_ref()
+                    .map_or("a value".to_string(), |v| format!("`{v}`"))
             ));
         }
     }
@@ -184,7 +191,10 @@ mod tests {
         let train = std::fs::read_to_string(configs.join("train.yaml")).unwrap();
         std::fs::write(
             configs.join("train.yaml"),
-            train.replace("  - trainer: gpu\n", "  - trainer: gpu\n  - experiment: null\n"),
+            train.replace(
+                "  - trainer: gpu\n",
+                "  - trainer: gpu\n  - experiment: null\n",
+            ),
         )
         .unwrap();
         let path = configs.join("experiment/big.yaml");
@@ -218,7 +228,10 @@ mod tests {
         let s = settings(&path);
         // What the issue saw: `accumulate_grad_batches: 2` inserted at the file's root.
         let at_root = fix(
-            vec![Edit::insert(EXPERIMENT.len(), "accumulate_grad_batches: 2\n")],
+            vec![Edit::insert(
+                EXPERIMENT.len(),
+                "accumulate_grad_batches: 2\n",
+            )],
             vec![accumulation("trainer.accumulate_grad_batches")],
         );
         let why = fix_misreads(EXPERIMENT, &at_root, Format::Yaml, &path, &s);
@@ -247,14 +260,20 @@ mod tests {
         let epochs = EXPERIMENT.find("10").unwrap();
         let both = fix(
             vec![
-                Edit::insert(EXPERIMENT.find("  max_epochs").unwrap(), "  accumulate_grad_batches: 2\n"),
+                Edit::insert(
+                    EXPERIMENT.find("  max_epochs").unwrap(),
+                    "  accumulate_grad_batches: 2\n",
+                ),
                 Edit::replace(epochs..epochs + 2, "20"),
             ],
             vec![accumulation("trainer.accumulate_grad_batches")],
         );
         // The epochs' own value is edited: a change the fix makes on purpose is its own; a
         // setting it adds without saying so is not.
-        assert_eq!(fix_misreads(EXPERIMENT, &both, Format::Yaml, &path, &s), None);
+        assert_eq!(
+            fix_misreads(EXPERIMENT, &both, Format::Yaml, &path, &s),
+            None
+        );
         let unsaid = fix(
             vec![Edit::insert(
                 EXPERIMENT.find("  max_epochs").unwrap(),

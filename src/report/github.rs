@@ -42,7 +42,10 @@ pub fn render_github(results: &[FileResult]) -> String {
 /// is not read as "everything checked"; nothing when every run was checked.
 pub fn github_memory_notice(memory: &super::MemoryCounts) -> String {
     memory.line().map_or_else(String::new, |line| {
-        format!("::notice title=hwlint memory check::{}\n", escape_data(&line))
+        format!(
+            "::notice title=hwlint memory check::{}\n",
+            escape_data(&line)
+        )
     })
 }
 

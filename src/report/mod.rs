@@ -103,9 +103,7 @@ impl MemoryCounts {
             let mut v: Vec<(&String, &usize)> = m.iter().collect();
             v.sort_by(|a, b| b.1.cmp(a.1).then(a.0.cmp(b.0)));
             v.iter()
-                .map(|(k, n)| {
-                    format!("{n} {} {k}", if **n == 1 { verb.0 } else { verb.1 })
-                })
+                .map(|(k, n)| format!("{n} {} {k}", if **n == 1 { verb.0 } else { verb.1 }))
                 .collect::<Vec<_>>()
                 .join(", ")
         };

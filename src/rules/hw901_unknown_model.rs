@@ -1,13 +1,28 @@
 //! ## What it does
-//! Notes a training config that names a model hwlint cannot estimate, so the memory rules
-//! (HW101-HW105) could not run on it: the model is not in the catalog, or the config lacks an
-//! input the estimate needs and no framework default supplies (the micro-batch, the sequence
-//! length, the precision). Reported once per model and file; silent on a run that uses no
-//! GPU (`use_cpu: true`, a CPU accelerator), where the memory rules have nothing to check.
+//! Says, once per run, when the memory check (HW101-HW105) gave no verdict. Each training run
+//! that states a model, a batch or a sequence length ends in one of three outcomes:
+//!
+//! - **checked**: the estimate decides (the step fits, or does not even at its least). HW901
+//!   says nothing; HW101-HW105 report what they find.
+//! - **not decided**: the step fits at the least it can need and not at the most. The note
+//!   gives the range (`needs ~5.4-25.9 GiB against 23.1 GiB usable`), what would decide it
+//!   (`--gpus N` where the model states may be sharded over GPUs hwlint does not know, the key
+//!   of an option the file leaves unset) and the ranges no setting narrows (a framework's own
+//!   blocks, fused kernels).
+//! - **not checked**: no estimate. The note names what is missing and what supplies it: a
+//!   model not in the catalog (declare it), a model key the file does not set, an input no
+//!   framework default gives, a model the dialect does not read (and why: `` `fused_loss` is
+//!   `true` ``, `` `model.use_dora` is `true` ``).
+//!
+//! An unknown sequence length is bounded by the model's context, so it decides where it can
+//! (a small model fits at any length). The summary line counts the outcomes
+//! (`memory not decided for 2 runs (2 decided by --gpus)`) and never says "All checks passed"
+//! when a check did not run. Silent on a run that uses no GPU (`use_cpu: true`, a CPU
+//! accelerator) or does not train, where the memory rules have nothing to check.
 //!
 //! ## Why is this bad?
-//! It is not: it says what hwlint could not check, and how to let it. Informational; it never
-//! fails a run.
+//! It is not: it says what hwlint could not check or decide, and how to let it. Informational;
+//! it never fails a run, and the summary counts it apart from the problems.
 //!
 //! ## Example
 //! ```yaml

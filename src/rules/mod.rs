@@ -2,7 +2,6 @@
 //! (`hwlint rule HW202`), in ruff's form: What it does / Why is this bad? / Example / Fix safety.
 
 mod context;
-pub mod outcome;
 mod hw101_batch_exceeds_vram;
 mod hw102_gpu_underused;
 mod hw103_checkpointing_unneeded;
@@ -29,6 +28,7 @@ mod hw602_duplicate_key;
 mod hw901_unknown_model;
 mod interval;
 mod memory;
+pub mod outcome;
 mod precision;
 
 pub use context::{Context, RuleOptions, Violation};

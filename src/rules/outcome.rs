@@ -48,11 +48,7 @@ fn describes_a_step(ctx: &Context) -> bool {
     if !ctx.setup.uses_gpu() || ctx.setup.not_training.is_some() {
         return false;
     }
-    let stated = |c: Concept| {
-        ctx.setup
-            .get(c)
-            .is_some_and(|s| s.origin.is_explicit())
-    };
+    let stated = |c: Concept| ctx.setup.get(c).is_some_and(|s| s.origin.is_explicit());
     ctx.setup.architecture.is_some()
         || [
             Concept::Model,
@@ -141,7 +137,10 @@ pub(crate) fn deciders(ctx: &Context, m: &crate::estimate::plan::MemoryContext) 
     }
     for b in &m.bounded {
         let (short, how) = match b.decided_by {
-            Decider::Gpus => (Some("--gpus".to_string()), Some("pass --gpus N".to_string())),
+            Decider::Gpus => (
+                Some("--gpus".to_string()),
+                Some("pass --gpus N".to_string()),
+            ),
             Decider::Setting(c) => match key_of(ctx, c) {
                 Some(key) => (Some(key.clone()), Some(format!("set {key}"))),
                 None => (None, None),
