@@ -92,7 +92,8 @@ pub(crate) fn check(ctx: &Context) -> Vec<Violation> {
             format!(", even counted {}", least.join(" and "))
         },
     );
-    if plan.checkpointing == Checkpointing::None {
+    let can_checkpoint = checkpointing_can_be_set(ctx);
+    if plan.checkpointing == Checkpointing::None && can_checkpoint {
         let with = need_with(plan, plan.batch, Checkpointing::Full);
         if with <= usable {
             message.push_str(&format!(
@@ -137,14 +138,7 @@ pub(crate) fn check(ctx: &Context) -> Vec<Violation> {
             if !m.sharding_unknown && plan.zero_stage < 3 {
                 ways.push("shard the model states (ZeRO-3/FSDP) over more GPUs");
             }
-            // Only where this run has a checkpointing setting (LitGPT's single-device runs
-            // have none).
-            if plan.checkpointing == Checkpointing::None
-                && ctx
-                    .setup
-                    .get(crate::dialect::Concept::ActivationCheckpointing)
-                    .is_some()
-            {
+            if plan.checkpointing == Checkpointing::None && can_checkpoint {
                 ways.push("turn on activation checkpointing");
             }
             ways.push("use a GPU with more memory");
@@ -160,4 +154,24 @@ pub(crate) fn check(ctx: &Context) -> Vec<Violation> {
         span: ctx.batch_span(),
         fix,
     }]
+}
+
+/// Whether the file can turn activation checkpointing on: a key of the dialect reads a value
+/// other than none. LitGPT's single-device runs have no such key (`devices` only maps to none:
+/// one device never checkpoints), so no message suggests it there.
+fn checkpointing_can_be_set(ctx: &Context) -> bool {
+    ctx.setup
+        .get(crate::dialect::Concept::ActivationCheckpointing)
+        .is_some()
+        && ctx
+            .dialect
+            .settings
+            .get(&crate::dialect::Concept::ActivationCheckpointing)
+            .is_some_and(|spec| {
+                spec.from.iter().any(|s| {
+                    s.map.as_ref().is_none_or(|m| {
+                        m.values().any(|v| v.as_str() != Some("none"))
+                    })
+                })
+            })
 }
