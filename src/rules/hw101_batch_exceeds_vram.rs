@@ -169,9 +169,9 @@ fn checkpointing_can_be_set(ctx: &Context) -> bool {
             .get(&crate::dialect::Concept::ActivationCheckpointing)
             .is_some_and(|spec| {
                 spec.from.iter().any(|s| {
-                    s.map.as_ref().is_none_or(|m| {
-                        m.values().any(|v| v.as_str() != Some("none"))
-                    })
+                    s.map
+                        .as_ref()
+                        .is_none_or(|m| m.values().any(|v| v.as_str() != Some("none")))
                 })
             })
 }
