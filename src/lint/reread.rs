@@ -106,6 +106,22 @@ pub(super) fn fix_misreads(
         }
     }
     let intended = |c| fix.sets.iter().any(|i| i.concept == c);
+    // A setting read only when (or unless) a key the fix writes has some value follows that key:
+    // `num_workers` raised from 0 brings `persistent_workers`, already in the file, into play.
+    let follows = |setup: &TrainingSetup, c: crate::dialect::Concept| {
+        settings
+            .dialects
+            .iter()
+            .find(|d| d.name == setup.dialect)
+            .and_then(|d| d.settings.get(&c))
+            .is_some_and(|spec| {
+                spec.when
+                    .iter()
+                    .chain(spec.unless.iter())
+                    .chain(spec.from.iter().filter_map(|s| s.when.as_ref()))
+                    .any(|cond| fix.sets.iter().any(|i| i.key == cond.key))
+            })
+    };
     // A key the fix writes can be read by more than one concept (axolotl's `bf16` gives both
     // the precision and the weights' dtype): each of them may change with it.
     let written = |key: &str| fix.sets.iter().any(|i| i.key == key);
@@ -115,7 +131,11 @@ pub(super) fn fix_misreads(
             let Origin::File { value_span, .. } = &was.origin else {
                 continue;
             };
-            if intended(concept) || edited(value_span) || written(was.origin.key()) {
+            if intended(concept)
+                || edited(value_span)
+                || written(was.origin.key())
+                || follows(o, concept)
+            {
                 continue;
             }
             let same = n
@@ -139,6 +159,7 @@ pub(super) fn fix_misreads(
                 && !stated_before
                 && !intended(concept)
                 && !written(now.origin.key())
+                && !follows(n, concept)
             {
                 return Some(format!(
                     "it also makes the file state {concept:?} ({} is {:?})",
@@ -250,6 +271,28 @@ mod tests {
             fix_misreads(EXPERIMENT, &in_block, Format::Yaml, &path, &s),
             None
         );
+    }
+
+    /// OLMo reads `data.persistent_workers` only with workers (`unless num_workers is 0`):
+    /// HW202 raising the workers brings the key the file already has into play, which is the
+    /// framework's own consequence, not a setting the fix wrote.
+    #[test]
+    fn a_setting_that_follows_the_written_key_may_change_with_it() {
+        let d = tempfile::tempdir().unwrap();
+        let path = d.path().join("olmo.yaml");
+        let text = "run_name: t\nmodel:\n  d_model: 256\n  n_layers: 2\n  n_heads: 4\n  max_sequence_length: 512\n  block_type: sequential\n  init_fn: normal\ntokenizer:\n  identifier: gpt2\nglobal_train_batch_size: 8\ndevice_train_microbatch_size: 2\nmax_duration: 100\nsave_interval_unsharded: 50\ndistributed_strategy: ddp\ndata:\n  memmap_dtype: uint16\n  num_workers: 0\n  persistent_workers: true\n  paths: [a.npy]\n";
+        std::fs::write(&path, text).unwrap();
+        let s = settings(&path);
+        let at = text.find("num_workers: 0").unwrap() + "num_workers: ".len();
+        let raise = fix(
+            vec![Edit::replace(at..at + 1, "4")],
+            vec![Intent {
+                concept: Concept::NumWorkers,
+                key: "data.num_workers".into(),
+                value: Some(NewValue::Int(4)),
+            }],
+        );
+        assert_eq!(fix_misreads(text, &raise, Format::Yaml, &path, &s), None);
     }
 
     #[test]
