@@ -212,8 +212,10 @@ pub(super) fn fix_to_fixpoint(
     first: Option<&[Diagnostic]>,
 ) -> FixOutcome {
     let lint = |text: &str| lint_text(text, format, path, settings).0;
-    let misreads =
-        |text: &str, fix: &Fix| super::reread::fix_misreads(text, fix, format, path, settings);
+    let misreads = |text: &str, fixes: &[&Fix]| match fixes {
+        [one] => super::reread::fix_misreads(text, one, format, path, settings),
+        _ => super::reread::fixes_misread(text, fixes, format, path, settings),
+    };
     fix_to_fixpoint_checked(original, format, min, first, &lint, &misreads)
 }
 
@@ -237,7 +239,7 @@ fn fix_to_fixpoint_checked(
     min: Applicability,
     mut first: Option<&[Diagnostic]>,
     lint: &dyn Fn(&str) -> Vec<Diagnostic>,
-    misreads: &dyn Fn(&str, &Fix) -> Option<String>,
+    misreads: &dyn Fn(&str, &[&Fix]) -> Option<String>,
 ) -> FixOutcome {
     let mut out = FixOutcome::unchanged(original);
     let mut stuck: Vec<Stuck> = Vec::new();
@@ -333,19 +335,23 @@ fn fix_to_fixpoint_checked(
             })
             .collect();
         // A fix that reads back otherwise than it says is never applied; its finding keeps no
-        // fix (as a stuck one).
-        fixes.retain(|(id, f, at)| match misreads(&out.text, f) {
-            None => true,
-            Some(why) => {
-                out.dropped.push(format!("{}: {why}", id.label()));
-                stuck.push(Stuck {
-                    id: id.clone(),
-                    at: *at,
-                    after: history.len(),
-                });
-                false
-            }
-        });
+        // fix (as a stuck one). The pass's fixes are read back together first; only when that
+        // fails is each read back alone, to say which.
+        let together: Vec<&Fix> = fixes.iter().map(|(_, f, _)| f).collect();
+        if together.len() < 2 || misreads(&out.text, &together).is_some() {
+            fixes.retain(|(id, f, at)| match misreads(&out.text, &[f]) {
+                None => true,
+                Some(why) => {
+                    out.dropped.push(format!("{}: {why}", id.label()));
+                    stuck.push(Stuck {
+                        id: id.clone(),
+                        at: *at,
+                        after: history.len(),
+                    });
+                    false
+                }
+            });
+        }
         last = apply_pass(&mut out, &mut history, fixes, format);
         if last.is_none() {
             break;

@@ -3,7 +3,8 @@
 //! framework would. The fix stands only when each setting it means to change now reads the
 //! value it wrote, from the key it wrote, and no other setting the file states has changed.
 //! A key written where the framework never looks (at the root of a Hydra `_global_` file
-//! instead of under its `trainer:` block) is caught here, not in review.
+//! instead of under its `trainer:` block) is caught here, not in review. Fixes that set no
+//! setting (suppression comments, HW601's re-spelled numbers) are left to the fixpoint's re-lint.
 
 use std::ops::Range;
 use std::path::Path;
@@ -61,10 +62,37 @@ pub(super) fn fix_misreads(
     path: &Path,
     settings: &FileSettings,
 ) -> Option<String> {
-    let (after, applied) = apply_fixes(before, [fix]);
-    if applied == 0 {
+    fixes_misread(before, &[fix], format, path, settings)
+}
+
+/// [`fix_misreads`] for a pass's fixes applied together: one reading of the file for all of
+/// them, so a file with a fix on each of 1,000 launch lines is read twice, not 2,000 times.
+/// `None` when together they do what they say; the caller then needs no check one by one.
+pub(super) fn fixes_misread(
+    before: &str,
+    fixes: &[&Fix],
+    format: Format,
+    path: &Path,
+    settings: &FileSettings,
+) -> Option<String> {
+    // A fix that sets nothing (a suppression comment removed, a quoted number written bare)
+    // is checked by the fixpoint's re-lint; reading a file again per such fix would make a file
+    // of 100,000 suppressions quadratic.
+    let fixes: Vec<&Fix> = fixes
+        .iter()
+        .copied()
+        .filter(|f| !f.sets.is_empty())
+        .collect();
+    if fixes.is_empty() {
         return None;
     }
+    let (after, applied) = apply_fixes(before, fixes.iter().copied());
+    if applied < fixes.len() {
+        // Some overlap, and apply_fixes skipped them: only each alone says which does what.
+        return (fixes.len() > 1).then(|| "fixes overlap".to_string());
+    }
+    let sets: Vec<&Intent> = fixes.iter().flat_map(|f| f.sets.iter()).collect();
+    let edits: Vec<&crate::fix::Edit> = fixes.iter().flat_map(|f| f.edits.iter()).collect();
     let old = setups(before, format, path, settings)?;
     let Some(new) = setups(&after, format, path, settings) else {
         return Some("the fixed text does not parse".into());
@@ -80,7 +108,7 @@ pub(super) fn fix_misreads(
         concept,
         key,
         value,
-    } in &fix.sets
+    } in sets.iter().copied()
     {
         let read = |s: &TrainingSetup| s.get(*concept).cloned();
         let took = new.iter().map(read).any(|s| {
@@ -105,7 +133,7 @@ pub(super) fn fix_misreads(
             ));
         }
     }
-    let intended = |c| fix.sets.iter().any(|i| i.concept == c);
+    let intended = |c| sets.iter().any(|i| i.concept == c);
     // A setting read only when (or unless) a key the fix writes has some value follows that key:
     // `num_workers` raised from 0 brings `persistent_workers`, already in the file, into play.
     let follows = |setup: &TrainingSetup, c: crate::dialect::Concept| {
@@ -119,13 +147,13 @@ pub(super) fn fix_misreads(
                     .iter()
                     .chain(spec.unless.iter())
                     .chain(spec.from.iter().filter_map(|s| s.when.as_ref()))
-                    .any(|cond| fix.sets.iter().any(|i| i.key == cond.key))
+                    .any(|cond| sets.iter().any(|i| i.key == cond.key))
             })
     };
     // A key the fix writes can be read by more than one concept (axolotl's `bf16` gives both
     // the precision and the weights' dtype): each of them may change with it.
-    let written = |key: &str| fix.sets.iter().any(|i| i.key == key);
-    let edited = |span: &Range<usize>| fix.edits.iter().any(|e| overlaps(&e.range, span));
+    let written = |key: &str| sets.iter().any(|i| i.key == key);
+    let edited = |span: &Range<usize>| edits.iter().any(|e| overlaps(&e.range, span));
     for (o, n) in old.iter().zip(&new) {
         for (&concept, was) in &o.settings {
             let Origin::File { value_span, .. } = &was.origin else {

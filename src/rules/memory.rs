@@ -84,10 +84,20 @@ pub(crate) fn batch_fix(ctx: &Context, micro: i64, per_device: i64, why: &str) -
                 writes.extend(write);
                 let before = per_device / ctx.setup.int(Concept::MicroBatch).map_or(1, |(m, _)| m.max(1));
                 let moves = if accum > before { "rises" } else { "falls" };
-                format!(
-                    "set `{micro_key}` to {micro}; the global batch stays {} so accumulation {moves} to {accum} ({why})",
-                    i128::from(per_device) * i128::from(ctx.data_parallel().map_or(1, |(n, _)| n))
-                )
+                match (ctx.setup.int(Concept::GlobalBatch), ctx.data_parallel()) {
+                    // The file states the global batch: that is the batch that stays, whatever
+                    // the number of GPUs; the accumulation follows it only once that is known.
+                    (Some((global, g)), None) => format!(
+                        "set `{micro_key}` to {micro}; {} stays {global}, so {} {} gradient accumulation to keep it ({why})",
+                        g.origin.describe(),
+                        ctx.dialect.title,
+                        if accum > before { "raises" } else { "lowers" }
+                    ),
+                    _ => format!(
+                        "set `{micro_key}` to {micro}; the global batch stays {} so accumulation {moves} to {accum} ({why})",
+                        i128::from(per_device) * i128::from(ctx.data_parallel().map_or(1, |(n, _)| n))
+                    ),
+                }
             }
             None if ctx.dialect.semantics.accumulation_derived => format!(
                 "set `{micro_key}` to {micro}; {} derives gradient accumulation from the batch per optimizer step it is given, so that batch stays ({why})",
