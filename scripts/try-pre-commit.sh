@@ -256,7 +256,9 @@ done
 git -C "$consumer" add -A
 rc=0
 try_repo hwlint "$work/hwlint-901.log" || rc=$?
-n901="$(grep -c "HW901 unknown-model" "$work/hwlint-901.log" || true)"
+# Counted by the note on that model: train.yaml beside them names no model and gets its own
+# HW901 (a run the memory check did not run on), which is not a repeat.
+n901="$(grep -c "model \`our-org/internal-7b\` is not in hwlint's catalog" "$work/hwlint-901.log" || true)"
 if [ "$n901" -eq 1 ]; then
     pass "HW901 for a model six configs name is reported once (exit $rc)"
 else

@@ -883,10 +883,11 @@ fn apply_suppressions(
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
 
-    fn settings(path: &Path) -> FileSettings {
+    /// The settings a file gets with no hwlint.toml (the built-in default target).
+    pub(crate) fn settings(path: &Path) -> FileSettings {
         let o = crate::settings::Overrides {
             no_config: true,
             ..Default::default()

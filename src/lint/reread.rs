@@ -205,19 +205,7 @@ mod tests {
     use super::*;
     use crate::dialect::Concept;
     use crate::fix::{Applicability, Edit};
-
-    fn settings(path: &Path) -> FileSettings {
-        let o = crate::settings::Overrides {
-            no_config: true,
-            ..Default::default()
-        };
-        crate::settings::ConfigResolver::new(o.clone())
-            .unwrap()
-            .config_for(path)
-            .unwrap()
-            .for_file(path, &o)
-            .unwrap()
-    }
+    use crate::lint::tests::settings;
 
     /// A Hydra experiment (`# @package _global_`) beside the lightning-hydra fixture's
     /// primary, which composes it as `experiment=big`.

@@ -67,8 +67,10 @@ pub(crate) fn check(ctx: &Context) -> Vec<Violation> {
         return vec![];
     }
     let fitting = ((ram - procs * TRAINING_PROCESS_RAM_GB) / (procs * per_worker)).floor() as i64;
+    // The two per-unit figures are estimates, not readings: the message says so and where to
+    // change the one that depends on the dataset.
     let message = format!(
-        "{} {workers} x {procs} process{} x {per_worker} GB per worker + {procs} x {TRAINING_PROCESS_RAM_GB} GB per process = {need:.0} GB > {ram} GB {ram_from}",
+        "{} {workers} x {procs} process{} x {per_worker} GB per worker + {procs} x {TRAINING_PROCESS_RAM_GB} GB per process = {need:.0} GB > {ram} GB {ram_from} (assumed: {per_worker} GB per worker, `ram_per_worker_gb` in hwlint.toml, set it for your dataset; {TRAINING_PROCESS_RAM_GB} GB per training process)",
         setting.origin.describe(),
         if procs == 1.0 { "" } else { "es" },
     );
