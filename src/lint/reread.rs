@@ -259,6 +259,24 @@ mod tests {
         }
     }
 
+    /// The model this experiment runs is described in `model/ac_predictor.yaml`: its span is in
+    /// the composed text, past the experiment's own, and HW901's note must not slice the
+    /// experiment's text with it (it panicked once).
+    #[test]
+    fn a_note_on_a_model_described_in_another_file_points_within_this_one() {
+        let (_d, path) = experiment();
+        let s = settings(&path);
+        let text = EXPERIMENT.replace("batch_size: 96", "batch_size: 16");
+        let (diags, _) = crate::lint::lint_text(&text, Format::Yaml, &path, &s);
+        let note = diags.iter().find(|d| d.rule.code == "HW901");
+        assert!(
+            note.is_some_and(
+                |d| d.message.starts_with("memory not decided") && d.span.end <= text.len()
+            ),
+            "{diags:?}"
+        );
+    }
+
     #[test]
     fn a_key_written_at_the_root_of_a_global_package_is_not_where_the_trainer_reads() {
         let (_d, path) = experiment();
