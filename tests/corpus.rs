@@ -128,6 +128,49 @@ fn corpus() -> Option<PathBuf> {
     shared::shared_path("corpus")
 }
 
+/// A corpus config by its MANIFEST path, with where it is and the format it is read in.
+struct CorpusFile {
+    rel: String,
+    path: PathBuf,
+    format: Format,
+}
+
+/// The corpus configs in MANIFEST order; `None` when the corpus is absent (the test skips).
+fn corpus_files() -> Option<Vec<CorpusFile>> {
+    let root = corpus()?;
+    let manifest = std::fs::read_to_string(root.join("MANIFEST.tsv")).unwrap();
+    Some(
+        manifest
+            .lines()
+            .skip(1)
+            .map(|line| {
+                let rel = line.split('\t').next().unwrap().to_string();
+                let path = root.join(&rel);
+                let format = Format::from_path(&path).unwrap();
+                CorpusFile { rel, path, format }
+            })
+            .collect(),
+    )
+}
+
+/// The settings a corpus config gets with no hwlint.toml, on `target`: `default` keeps the
+/// built-in default target; a GPU name is that GPU with `gpus` of them (`None`: count unknown).
+fn settings_on(
+    config: &LoadedConfig,
+    path: &std::path::Path,
+    target: &str,
+    gpus: Option<u32>,
+) -> hwlint::settings::FileSettings {
+    let mut settings = config.for_file(path, &Default::default()).unwrap();
+    if target != "default" {
+        settings.target =
+            hwlint::settings::resolve_target(target, std::path::Path::new("."), "--target")
+                .unwrap();
+        settings.target.gpus = gpus;
+    }
+    settings
+}
+
 #[test]
 fn corpus_reads_without_crashes_or_false_errors() {
     let Some(root) = corpus() else {
@@ -225,33 +268,24 @@ fn corpus_reads_without_crashes_or_false_errors() {
 
 #[test]
 fn corpus_fixes_keep_files_parseable_and_converge() {
-    let Some(root) = corpus() else {
+    let Some(files) = corpus_files() else {
         return;
     };
-    let manifest = std::fs::read_to_string(root.join("MANIFEST.tsv")).unwrap();
     let config = LoadedConfig::empty().unwrap();
     // The default target (memory fixes are shown, not applied) and a chosen one with a GPU
     // count (memory fixes are applied, and read back like every other).
     for target in ["default", "rtx-4090 x 1"] {
         let mut fixed_files = 0;
         let mut applied = 0;
-        for line in manifest.lines().skip(1) {
-            let rel = line.split('\t').next().unwrap();
-            let path = root.join(rel);
-            let format = Format::from_path(&path).unwrap();
-            let mut settings = config.for_file(&path, &Default::default()).unwrap();
-            if target != "default" {
-                settings.target = hwlint::settings::resolve_target(
-                    "rtx-4090",
-                    std::path::Path::new("."),
-                    "--target",
-                )
-                .unwrap();
-                settings.target.gpus = Some(1);
-            }
+        for CorpusFile { rel, path, format } in &files {
+            let (rel, format) = (rel.as_str(), *format);
+            let settings = match target {
+                "default" => settings_on(&config, path, "default", None),
+                _ => settings_on(&config, path, "rtx-4090", Some(1)),
+            };
             // Unsafe fixes too: the most edits the fixer can make, in memory only.
             let mode = FixMode::Apply(hwlint::fix::Applicability::Unsafe);
-            let r = lint_path(&path, format, settings.clone(), mode);
+            let r = lint_path(path, format, settings.clone(), mode);
             assert!(
                 r.dropped_fixes.is_empty(),
                 "{rel}: fixes that do not read back as they say: {:?}",
@@ -264,7 +298,7 @@ fn corpus_fixes_keep_files_parseable_and_converge() {
             applied += r.fixed;
             hwlint::syntax::parse(&r.text, format)
                 .unwrap_or_else(|e| panic!("{rel}: fix broke the file: {e:?}"));
-            let again = hwlint::lint::lint_source(&path, &r.text, format, &settings, mode);
+            let again = hwlint::lint::lint_source(path, &r.text, format, &settings, mode);
             assert!(
                 !again.changed(),
                 "{rel}: a second --fix changed the file again"
@@ -301,23 +335,20 @@ const TOO_BIG_FOR_ONE_GPU: &[(&str, &str)] = &[(
 /// that over-counts.
 #[test]
 fn corpus_recipes_fit_the_largest_gpu() {
-    let Some(root) = corpus() else {
+    let Some(files) = corpus_files() else {
         return;
     };
-    let manifest = std::fs::read_to_string(root.join("MANIFEST.tsv")).unwrap();
     let config = LoadedConfig::empty().unwrap();
     let mut estimated = 0;
     let mut failures = Vec::new();
     let mut too_big_seen = std::collections::BTreeSet::new();
-    for line in manifest.lines().skip(1) {
-        let rel = line.split('\t').next().unwrap();
-        let path = root.join(rel);
-        let format = Format::from_path(&path).unwrap();
-        let mut settings = config.for_file(&path, &Default::default()).unwrap();
+    for CorpusFile { rel, path, format } in &files {
+        let (rel, format) = (rel.as_str(), *format);
+        let mut settings = config.for_file(path, &Default::default()).unwrap();
         settings.target.gpu = hwlint::hardware::catalog().gpu("b200").unwrap().clone();
         settings.target.gpus = None;
         settings.select = vec!["HW101".into(), "HW103".into()];
-        let r = lint_path(&path, format, settings, FixMode::Off);
+        let r = lint_path(path, format, settings, FixMode::Off);
         for d in &r.diagnostics {
             if d.rule.code == "HW101" && TOO_BIG_FOR_ONE_GPU.iter().any(|(f, _)| *f == rel) {
                 too_big_seen.insert(rel);
@@ -421,19 +452,16 @@ const MISSING_BY_DESIGN: &[(&str, &str, &str)] = &[];
 fn corpus_configs_that_name_a_model_get_an_estimate() {
     use hwlint::dialect::Concept;
     use hwlint::estimate::plan::{memory_for, Gap, Inputs};
-    let Some(root) = corpus() else {
+    let Some(files) = corpus_files() else {
         return;
     };
-    let manifest = std::fs::read_to_string(root.join("MANIFEST.tsv")).unwrap();
     let config = LoadedConfig::empty().unwrap();
     let (mut named, mut estimated, mut bounded) = (0, 0, 0);
     let mut missing = Vec::new();
-    for line in manifest.lines().skip(1) {
-        let rel = line.split('\t').next().unwrap();
-        let path = root.join(rel);
-        let format = Format::from_path(&path).unwrap();
-        let settings = config.for_file(&path, &Default::default()).unwrap();
-        let Ok(text) = std::fs::read_to_string(&path) else {
+    for CorpusFile { rel, path, format } in &files {
+        let (rel, format) = (rel.as_str(), *format);
+        let settings = config.for_file(path, &Default::default()).unwrap();
+        let Ok(text) = std::fs::read_to_string(path) else {
             continue;
         };
         let Ok(doc) = hwlint::syntax::parse(&text, format) else {
@@ -441,7 +469,7 @@ fn corpus_configs_that_name_a_model_get_an_estimate() {
         };
         // One per file, as HW901 reports it: the first document that names a model.
         for node in &doc.roots {
-            let Some((d, node)) = hwlint::dialect::detect(&settings.dialects, node, format, &path)
+            let Some((d, node)) = hwlint::dialect::detect(&settings.dialects, node, format, path)
             else {
                 continue;
             };
@@ -454,7 +482,7 @@ fn corpus_configs_that_name_a_model_get_an_estimate() {
                 continue;
             };
             named += 1;
-            let linked = hwlint::dialect::linked_deepspeed(&setup, &path, &settings.dialects);
+            let linked = hwlint::dialect::linked_deepspeed(&setup, path, &settings.dialects);
             let result = memory_for(&Inputs {
                 setup: &setup,
                 linked: linked.as_ref().map(|l| &l.setup),
@@ -559,25 +587,17 @@ const COVERAGE_FLOOR: f64 = 0.85;
 #[test]
 fn corpus_runs_are_checked_bounded_or_said_on_three_targets() {
     use hwlint::rules::outcome::Outcome;
-    let Some(root) = corpus() else {
+    let Some(files) = corpus_files() else {
         return;
     };
-    let manifest = std::fs::read_to_string(root.join("MANIFEST.tsv")).unwrap();
     let config = LoadedConfig::empty().unwrap();
     for target in ["default", "rtx-4090", "h100-sxm"] {
         let (mut checked, mut bounded, mut not_checked) = (0, 0, 0);
         let mut silent = Vec::new();
-        for line in manifest.lines().skip(1) {
-            let rel = line.split('\t').next().unwrap();
-            let path = root.join(rel);
-            let format = Format::from_path(&path).unwrap();
-            let mut settings = config.for_file(&path, &Default::default()).unwrap();
-            if target != "default" {
-                settings.target =
-                    hwlint::settings::resolve_target(target, std::path::Path::new("."), "--target")
-                        .unwrap();
-            }
-            let r = lint_path(&path, format, settings, FixMode::Off);
+        for CorpusFile { rel, path, format } in &files {
+            let (rel, format) = (rel.as_str(), *format);
+            let settings = settings_on(&config, path, target, None);
+            let r = lint_path(path, format, settings, FixMode::Off);
             let notes: Vec<&str> = r
                 .diagnostics
                 .iter()

@@ -40,8 +40,6 @@ pub enum Decider {
     Gpus,
     /// A setting of the config (its key is the dialect's).
     Setting(Concept),
-    /// The model's architecture, declared as `[models.NAME]` in hwlint.toml.
-    Model,
     /// Nothing the user sets: hwlint does not model this option exactly.
     Unmodelled,
     /// The training script chooses (a trainer class), which hwlint does not read.

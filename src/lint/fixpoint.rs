@@ -212,9 +212,8 @@ pub(super) fn fix_to_fixpoint(
     first: Option<&[Diagnostic]>,
 ) -> FixOutcome {
     let lint = |text: &str| lint_text(text, format, path, settings).0;
-    let misreads = |text: &str, fixes: &[&Fix]| match fixes {
-        [one] => super::reread::fix_misreads(text, one, format, path, settings),
-        _ => super::reread::fixes_misread(text, fixes, format, path, settings),
+    let misreads = |text: &str, fixes: &[&Fix]| {
+        super::reread::fixes_misread(text, fixes, format, path, settings)
     };
     fix_to_fixpoint_checked(original, format, min, first, &lint, &misreads)
 }
@@ -450,6 +449,39 @@ mod tests {
             at += line.len();
         }
         out
+    }
+
+    /// The read-back check's verdict is what the fixpoint acts on: a fix it refuses is never
+    /// applied, is said in `dropped`, and its finding keeps no fix; the others are applied.
+    #[test]
+    fn a_fix_that_reads_back_otherwise_is_withheld_and_its_finding_keeps_no_fix() {
+        let text = "workers: 9\nworkers: 8\n";
+        let lint = |t: &str| workers_lint(t, "none");
+        // Refuses any pass holding the fix of the first line (edit at 9..10), alone or not.
+        let misreads = |_: &str, fixes: &[&Fix]| {
+            fixes
+                .iter()
+                .any(|f| f.edits.iter().any(|e| e.range == (9..10)))
+                .then(|| "after it, NumWorkers does not read `4`".to_string())
+        };
+        let out = fix_to_fixpoint_checked(
+            text,
+            Format::Yaml,
+            Applicability::Safe,
+            None,
+            &lint,
+            &misreads,
+        );
+        assert_eq!(out.text, "workers: 9\nworkers: 4\n");
+        assert_eq!(out.applied, ["HW201 set workers to 4"]);
+        assert_eq!(
+            out.dropped,
+            ["HW201 set workers to 4: after it, NumWorkers does not read `4`"]
+        );
+        let mut found = lint(&out.text);
+        without_stuck_fixes(&mut found, &out.stuck);
+        assert_eq!(found.len(), 1);
+        assert!(found[0].fix.is_none());
     }
 
     #[test]

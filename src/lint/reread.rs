@@ -55,7 +55,8 @@ fn overlaps(a: &Range<usize>, b: &Range<usize>) -> bool {
 
 /// Why `fix`, applied to `before`, does not do what it says; `None` when it does (or when it
 /// changes nothing, which the fixpoint's own check handles).
-pub(super) fn fix_misreads(
+#[cfg(test)]
+fn fix_misreads(
     before: &str,
     fix: &Fix,
     format: Format,
@@ -65,9 +66,10 @@ pub(super) fn fix_misreads(
     fixes_misread(before, &[fix], format, path, settings)
 }
 
-/// [`fix_misreads`] for a pass's fixes applied together: one reading of the file for all of
-/// them, so a file with a fix on each of 1,000 launch lines is read twice, not 2,000 times.
-/// `None` when together they do what they say; the caller then needs no check one by one.
+/// Why `fixes`, applied to `before` together, do not do what they say; `None` when they do (or
+/// change nothing, which the fixpoint's own check handles). One reading of the file for all of
+/// them, so a file with a fix on each of 1,000 launch lines is read twice, not 2,000 times;
+/// the caller checks them one by one only when together they fail.
 pub(super) fn fixes_misread(
     before: &str,
     fixes: &[&Fix],

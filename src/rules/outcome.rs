@@ -30,17 +30,6 @@ pub enum Outcome {
     NotChecked { needs: String },
 }
 
-impl Outcome {
-    /// `checked`, `bounded` or `not-checked`, as the reports spell it.
-    pub fn kind(&self) -> &'static str {
-        match self {
-            Outcome::Checked => "checked",
-            Outcome::Bounded { .. } => "bounded",
-            Outcome::NotChecked { .. } => "not-checked",
-        }
-    }
-}
-
 /// Whether the file describes a training step the memory rules would estimate: it runs on a
 /// GPU and states a model, a batch or a sequence length. A fragment that sets none of them (a
 /// schedule, a dataset, a launcher's settings) has no step to check.
@@ -145,10 +134,6 @@ pub(crate) fn deciders(ctx: &Context, m: &crate::estimate::plan::MemoryContext) 
                 Some(key) => (Some(key.clone()), Some(format!("set {key}"))),
                 None => (None, None),
             },
-            Decider::Model => (
-                Some("[models]".to_string()),
-                Some("declare the model under [models] in hwlint.toml".to_string()),
-            ),
             Decider::Unmodelled | Decider::Script => (None, None),
         };
         out.push(Decides {
