@@ -607,8 +607,19 @@ fn corpus_runs_are_checked_bounded_or_said_on_three_targets() {
             for o in &r.memory {
                 match o {
                     Outcome::Checked => checked += 1,
-                    Outcome::Bounded { decided_by, .. } => {
+                    Outcome::Bounded {
+                        decided_by,
+                        low_gib,
+                        high_gib,
+                        ..
+                    } => {
                         bounded += 1;
+                        // A lower bound never exceeds the plain estimate.
+                        if low_gib > high_gib {
+                            silent.push(format!(
+                                "{rel}: the least need {low_gib:.1} GiB exceeds the most {high_gib:.1} GiB"
+                            ));
+                        }
                         // The note gives the range and what decides it, or that nothing does.
                         let said = notes.iter().any(|n| {
                             n.starts_with("memory not decided")

@@ -158,6 +158,10 @@ const CASES: &[Case] = &[
         source: IN_FILE,
         expect: Expect {
             optimizer: Optimizer::PagedAdamw,
+            // A full fine-tune: the paged state is most of the need, and the driver may move
+            // all of it to host memory.
+            bounded: &["optimizer `paged_adamw_32bit` pages its state"],
+            lower: Some((Precision::Bf16True, Checkpointing::Full, Optimizer::Sgd)),
             ..TRL
         },
     },

@@ -16,9 +16,10 @@
 //!       "detected_by": { "keys": ["max_length", ...], "script": "lerobot-train" | null },
 //!       "merged": [{ "what": "the --config_file", "path": "accelerate.yaml" }],
 //!       "not_training": "why" | null,
+//!       "made_for": "torchtune's single-device recipe (the file name `x.yaml`): why" | null,
 //!       "settings": [{ "concept": "micro_batch", "value": 8 | 2.0e-5 | true | "bf16"
 //!                      | { "unknown": "${oc.env:BS}" },
-//!                      "origin": "file" | "default" | "flag", "key": "per_device_train_batch_size",
+//!                      "origin": "file" | "default" | "flag" | "implied", "key": "per_device_train_batch_size",
 //!                      "file": "configs/sft.yaml", "line": 3 | null, "described": "..." }],
 //!       "memory": { "model", "micro_batch", "seq_len", "precision", "peak_allocated_bytes",
 //!                   "need_bytes", "least_need_bytes" | null, "usable_bytes",
@@ -81,6 +82,9 @@ pub fn render_text(results: &[FileResult]) -> String {
                     m.what,
                     shown_path(&m.path).display()
                 ));
+            }
+            if let Some(why) = &run.setup.recipe {
+                out.push_str(&format!("  made for {why}\n"));
             }
             if let Some(why) = &run.setup.not_training {
                 out.push_str(&format!("  not a training run: {why}\n"));
@@ -173,6 +177,7 @@ fn run_json(r: &FileResult, doc: &crate::syntax::Document, m: &RunMemory) -> Val
                 }
                 Origin::Default { .. } => ("default", r.path.display().to_string(), None),
                 Origin::Flag { .. } => ("flag", r.path.display().to_string(), None),
+                Origin::Implied { .. } => ("implied", r.path.display().to_string(), None),
             };
             json!({
                 "concept": concept,
@@ -200,6 +205,7 @@ fn run_json(r: &FileResult, doc: &crate::syntax::Document, m: &RunMemory) -> Val
             "path": shown_path(&m.path).display().to_string(),
         })).collect::<Vec<_>>(),
         "not_training": run.setup.not_training,
+        "made_for": run.setup.recipe,
         "settings": settings,
         "memory": memory_json(m),
         // checked, bounded (with what decides it) or not-checked (with what it needs); null

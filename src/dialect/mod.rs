@@ -2,6 +2,7 @@
 //! [`TrainingSetup`]. The per-framework knowledge is data in `rules/dialects/*.toml`.
 
 mod mount;
+mod recipe;
 mod resolve;
 mod setup;
 mod spec;
@@ -9,13 +10,14 @@ mod spec;
 use std::path::Path;
 
 pub use mount::view;
+pub use recipe::overlay as recipe_overlay;
 pub use resolve::resolve;
 pub use setup::{Concept, InlineModel, Origin, Setting, SettingValue, TrainingSetup, ValueType};
 pub use spec::Mount;
 
 pub use spec::{
     ArchitectureSource, ArchitectureSpec, Condition, Dialect, Documents, DuplicateKeys, LoadSpec,
-    NotTraining, Semantics, SettingSpec, Signature, Source,
+    NotTraining, Recipe, Semantics, SettingSpec, Signature, Source,
 };
 
 use crate::syntax::{Format, Node};

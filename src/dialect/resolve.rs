@@ -10,6 +10,7 @@ pub fn resolve(dialect: &Dialect, root: &Node) -> TrainingSetup {
         dialect: dialect.name.clone(),
         settings: Default::default(),
         not_training: not_training(dialect, root),
+        recipe: None,
         architecture: None,
         architecture_unread: None,
         unread: Default::default(),
@@ -301,7 +302,7 @@ fn callee(node: &Node) -> Option<&str> {
 
 /// Whether another key has one of the accepted values: `None` when it is symbolic.
 /// A condition as a message states it: "`key` is `a` or `b`" (or "is set" for `*`).
-fn condition_text(cond: &Condition) -> String {
+pub(super) fn condition_text(cond: &Condition) -> String {
     if let Some(other) = &cond.equals {
         return format!("`{}` equals `{other}`", cond.key);
     }
@@ -347,7 +348,7 @@ fn source_unread(
     }
 }
 
-fn condition_holds(loader: Loader, root: &Node, cond: &Condition) -> Option<bool> {
+pub(super) fn condition_holds(loader: Loader, root: &Node, cond: &Condition) -> Option<bool> {
     condition_in(loader, root, cond, false)
 }
 
@@ -603,7 +604,7 @@ fn convert(concept: Concept, v: &Value) -> SettingValue {
     }
 }
 
-fn from_toml(concept: Concept, v: &toml::Value) -> SettingValue {
+pub(super) fn from_toml(concept: Concept, v: &toml::Value) -> SettingValue {
     let value = match v {
         toml::Value::String(s) => Value::Str(s.clone()),
         toml::Value::Integer(i) => Value::Int(*i),

@@ -77,6 +77,9 @@ pub enum Concept {
     /// A fused linear + cross-entropy loss that never materializes the logits (Liger FLCE, Cut
     /// Cross-Entropy): modelled exactly, unlike the other fused kernels.
     ChunkedLoss,
+    /// The optimizer steps each parameter as backward produces its gradient and frees it
+    /// (torchtune `optimizer_in_bwd`): no full set of gradients is ever held.
+    StepInBackward,
     /// A fused cross-entropy that still materializes the logits but keeps no fp32 softmax of
     /// them (OLMo `fused_loss`, flash-attn's Triton kernel): less than the unfused loss keeps
     /// and more than a chunked one, so the estimate bounds it.
@@ -133,8 +136,8 @@ impl Concept {
             | FsdpVersion => ValueType::Int,
             Epochs | WarmupSteps | WarmupRatio | RamPerProcessGb | MemFraction => ValueType::Float,
             PinMemory | PersistentWorkers | LoadIn4bit | LoadIn8bit | UsesGpu | FusedKernels
-            | ChunkedLoss | FusedLoss | MasterWeights | DoubleQuant | CpuExperts
-            | FsdpOrigParams | ReferenceModel | OffloadOptimizer | OffloadParams
+            | ChunkedLoss | StepInBackward | FusedLoss | MasterWeights | DoubleQuant
+            | CpuExperts | FsdpOrigParams | ReferenceModel | OffloadOptimizer | OffloadParams
             | MemPreallocate => ValueType::Bool,
             Scheduler
             | Precision
@@ -180,6 +183,9 @@ pub enum Origin {
     },
     /// Given on the command line (`hwlint estimate --batch-size 4`), over what the file says.
     Flag { flag: String },
+    /// Fixed by the program the file is made for, which no key sets (torchtune's single-device
+    /// recipes run one process): `by` names the program and what in the file names it.
+    Implied { by: String },
 }
 
 impl Origin {
@@ -187,6 +193,7 @@ impl Origin {
         match self {
             Origin::File { key, .. } | Origin::Default { key, .. } => key,
             Origin::Flag { flag } => flag,
+            Origin::Implied { by } => by,
         }
     }
 
@@ -199,7 +206,10 @@ impl Origin {
     pub fn counts_for_efficiency(&self) -> bool {
         matches!(
             self,
-            Origin::File { .. } | Origin::Flag { .. } | Origin::Default { relevant: true, .. }
+            Origin::File { .. }
+                | Origin::Flag { .. }
+                | Origin::Implied { .. }
+                | Origin::Default { relevant: true, .. }
         )
     }
 
@@ -220,6 +230,7 @@ impl Origin {
                 format!("`{key}` (not set: {framework} default)")
             }
             Origin::Flag { flag } => format!("`{flag}`"),
+            Origin::Implied { by } => by.clone(),
         }
     }
 }
@@ -239,6 +250,9 @@ pub struct TrainingSetup {
     /// Why the file runs no training (an inference or evaluation config), from the dialect's
     /// `[[not_training]]`: training rules stay silent on it.
     pub not_training: Option<String>,
+    /// The program the file is made for, what names it, and why it fixes the settings it
+    /// does (the dialect's `[[recipe]]`), for `--show-settings`.
+    pub recipe: Option<String>,
     /// The model the config describes by its dimensions (the dialect's `[architecture]`).
     pub architecture: Option<InlineModel>,
     /// Why a description the dialect would read was not: the condition of its

@@ -58,6 +58,36 @@ pub struct Dialect {
     /// The key that names one setup among several in a file (openpi's `TrainConfig(name=...)`),
     /// quoted in messages so a finding says which setup it is about.
     pub setup_name: Option<String>,
+    /// The programs that run this framework's configs, where a config names the one meant for
+    /// it (`[[recipe]]`: torchtune's `tune run <recipe>`): what that program fixes and no key
+    /// holds, such as running on one GPU.
+    #[serde(default)]
+    pub recipe: Vec<Recipe>,
+}
+
+/// A program a config is made for, named by the file's name or by a command in its header
+/// comment, and the settings the program fixes whatever the keys say.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Recipe {
+    /// What the program is, for messages (`torchtune's single-device recipes`).
+    pub title: String,
+    /// Why the program fixes these settings, with the framework's source that says so
+    /// (shown by `--show-settings`).
+    pub why: String,
+    /// A file whose stem ends in one of these is made for the program (`_single_device`).
+    #[serde(default)]
+    pub file_stem_ends: Vec<String>,
+    /// A header comment running this command (`tune run`) ...
+    pub command: Option<String>,
+    /// ... on one of these programs (`lora_finetune_single_device`).
+    #[serde(default)]
+    pub programs: Vec<String>,
+    /// The program is not this one when the condition holds (a key the program reads that
+    /// changes what it fixes).
+    pub unless: Option<Condition>,
+    /// The settings the program fixes, as canonical values; a key the file sets wins.
+    pub settings: BTreeMap<Concept, toml::Value>,
 }
 
 /// A dialect's `[settings.*]` tables. A built-in dialect's are read from their JSON when first

@@ -28,6 +28,9 @@ pub struct MemoryEstimate {
     pub peak_bytes: f64,
     /// Which instant sets the peak.
     pub peak_at: &'static str,
+    /// What is allocated at that instant, by kind: it adds up to `peak_bytes` (the terms
+    /// above are the step's by kind, each at its own largest).
+    pub at_peak: AtPeak,
     /// The largest forward/backward instant, and the part of it that is transient (activations,
     /// logits, autocast copies, working buffers: what the caching allocator fragments).
     pub fwd_bwd_bytes: f64,
@@ -41,6 +44,44 @@ pub struct MemoryEstimate {
     pub loading_bytes: f64,
     /// Activation checkpointing is in effect (the allocator fragments differently).
     pub checkpointed: bool,
+}
+
+/// The allocated memory at one instant of the step, by kind.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize)]
+pub struct AtPeak {
+    pub weights: f64,
+    pub gradients: f64,
+    pub optimizer: f64,
+    pub activations: f64,
+    pub logits: f64,
+    /// Autocast weight copies, recompute and backward working sets, the optimizer step's
+    /// temporaries, a block dequantized while loading.
+    pub temporary: f64,
+}
+
+impl AtPeak {
+    pub fn total(&self) -> f64 {
+        self.weights
+            + self.gradients
+            + self.optimizer
+            + self.activations
+            + self.logits
+            + self.temporary
+    }
+
+    /// The kinds as (name, bytes), largest first.
+    pub fn breakdown(&self) -> Vec<(&'static str, f64)> {
+        let mut v = vec![
+            ("weights", self.weights),
+            ("gradients", self.gradients),
+            ("optimizer", self.optimizer),
+            ("activations", self.activations),
+            ("logits", self.logits),
+            ("temporary", self.temporary),
+        ];
+        v.sort_by(|a, b| b.1.total_cmp(&a.1));
+        v
+    }
 }
 
 impl MemoryEstimate {
@@ -322,11 +363,19 @@ fn terms(plan: &Plan, frozen: bool) -> Terms {
     } else {
         weights
     };
-    // With the optimizer on the CPU, gradients are moved there as they are produced.
-    let grads = if plan.offload_optimizer && plan.zero_stage >= 2 {
+    // With the optimizer on the CPU, gradients are moved there as they are produced; with the
+    // optimizer stepped inside backward, each is freed once its parameter is updated (the
+    // ones in flight are the head's and the block's, counted at their instant), and the
+    // step works on one parameter at a time.
+    let grads = if (plan.offload_optimizer && plan.zero_stage >= 2) || plan.step_in_backward {
         0.0
     } else {
         grads
+    };
+    let step_temp = if plan.step_in_backward {
+        step_temp.min(counts.largest as f64 * state_bytes)
+    } else {
+        step_temp
     };
 
     // Under ZeRO-3/FSDP only the gathered units (current and prefetched) are cast.
@@ -545,30 +594,50 @@ fn combine(t: &Terms, checkpointed: bool) -> MemoryEstimate {
     // Gradients alive during forward and backward: all of them when accumulating, else the
     // ones backward has produced by the instant (the head's, then the last block's).
     let step = states + t.grads + t.step_temp;
-    let (states, t) = if t.accumulating {
-        (
-            states + t.grads,
-            &Terms {
-                head_grad: 0.0,
-                block_grads: 0.0,
-                ..*t
-            },
-        )
-    } else {
-        (states, t)
+    let step_terms = AtPeak {
+        weights: t.weights,
+        optimizer: t.moments,
+        gradients: t.grads,
+        temporary: t.step_temp,
+        ..AtPeak::default()
     };
-    // (instant, total, what it adds over the terms above for the breakdown, transient part).
-    let mut fwd_bwd: Vec<(&'static str, f64, f64, f64)> = vec![
+    let held_grads = if t.accumulating { t.grads } else { 0.0 };
+    let base = AtPeak {
+        weights: t.weights,
+        optimizer: t.moments,
+        gradients: held_grads,
+        activations: acts,
+        ..AtPeak::default()
+    };
+    // Accumulated gradients already hold the head's and the blocks'.
+    let t = if t.accumulating {
+        &Terms {
+            head_grad: 0.0,
+            block_grads: 0.0,
+            ..*t
+        }
+    } else {
+        t
+    };
+    // (instant, what is allocated then, transient part).
+    let mut fwd_bwd: Vec<(&'static str, AtPeak, f64)> = vec![
         (
             "end of forward",
-            states + t.cast_cache + acts + t.logits_fwd,
-            t.cast_cache,
+            AtPeak {
+                logits: t.logits_fwd,
+                temporary: t.cast_cache,
+                ..base
+            },
             t.cast_cache + acts + t.logits_fwd,
         ),
         (
             "start of backward",
-            states + cast_bwd + acts + t.logits_bwd + t.head_grad,
-            cast_bwd,
+            AtPeak {
+                logits: t.logits_bwd,
+                gradients: held_grads + t.head_grad,
+                temporary: cast_bwd,
+                ..base
+            },
             cast_bwd + acts + t.logits_bwd,
         ),
     ];
@@ -577,35 +646,47 @@ fn combine(t: &Terms, checkpointed: bool) -> MemoryEstimate {
         // backpropagated; its weights are cast again under autocast.
         fwd_bwd.push((
             "recompute of the last block",
-            states + cast_bwd + acts + t.head_grad + t.block_grads + t.recompute,
-            cast_bwd + t.recompute,
+            AtPeak {
+                gradients: held_grads + t.head_grad + t.block_grads,
+                temporary: cast_bwd + t.recompute,
+                ..base
+            },
             cast_bwd + acts + t.recompute,
         ));
     } else if t.working > 0.0 {
         fwd_bwd.push((
             "backward of the last block",
-            states + cast_bwd + acts + t.head_grad + t.block_grads + t.working,
-            cast_bwd + t.working,
+            AtPeak {
+                gradients: held_grads + t.head_grad + t.block_grads,
+                temporary: cast_bwd + t.working,
+                ..base
+            },
             cast_bwd + acts + t.working,
         ));
     }
-    let (fb_at, fb_total, fb_temp, fb_transient) = fwd_bwd
+    let (fb_at, fb_terms, fb_transient) = fwd_bwd
         .into_iter()
-        .max_by(|x, y| x.1.total_cmp(&y.1))
-        .unwrap_or(("end of forward", 0.0, 0.0, 0.0));
+        .max_by(|x, y| x.1.total().total_cmp(&y.1.total()))
+        .unwrap_or(("end of forward", AtPeak::default(), 0.0));
+    let fb_total = fb_terms.total();
     let mut peak = if step > fb_total {
-        ("optimizer step", step, t.step_temp)
+        ("optimizer step", step_terms)
     } else {
-        (fb_at, fb_total, fb_temp)
+        (fb_at, fb_terms)
     };
-    if t.loading > peak.1 {
+    if t.loading > peak.1.total() {
         peak = (
             "loading the quantized weights",
-            t.loading,
-            t.loading - t.weights,
+            AtPeak {
+                weights: t.weights,
+                temporary: t.loading - t.weights,
+                ..AtPeak::default()
+            },
         );
     }
-    let (peak_at, peak_bytes, temporary) = peak;
+    let (peak_at, at_peak) = peak;
+    let peak_bytes = at_peak.total();
+    let temporary = at_peak.temporary;
     MemoryEstimate {
         params: t.params as u64,
         trainable_params: t.trainable as u64,
@@ -617,6 +698,7 @@ fn combine(t: &Terms, checkpointed: bool) -> MemoryEstimate {
         temporary_bytes: temporary,
         peak_bytes,
         peak_at,
+        at_peak,
         fwd_bwd_bytes: fb_total,
         fwd_bwd_transient_bytes: fb_transient,
         step_bytes: step,

@@ -509,6 +509,10 @@ pub fn plan_for(i: &Inputs) -> Result<Planned, Gap> {
     } else {
         None
     };
+    let step_in_backward = s.bool(Concept::StepInBackward).is_some_and(|(b, _)| b);
+    if step_in_backward {
+        used.push(("optimizer in backward", Concept::StepInBackward));
+    }
     let optimizer_name = s
         .str(Concept::Optimizer)
         .or_else(|| linked.and_then(|l| l.str(Concept::Optimizer)));
@@ -519,6 +523,16 @@ pub fn plan_for(i: &Inputs) -> Result<Planned, Gap> {
                 // DeepSpeed builds FusedAdam for Adam/AdamW: no foreach temporary.
                 Some(Optimizer::Adamw) if deepspeed => {
                     (Optimizer::AdamwFused, Optimizer::AdamwFused)
+                }
+                // bitsandbytes pages its state in CUDA unified memory, which the driver moves to
+                // host memory under pressure: for a full fine-tune (whose state is most of the
+                // need) the GPU holds between all of it and none.
+                Some(paged) if paged.paged() && !frozen => {
+                    bounded.push(Bound::new(
+                        format!("optimizer `{o}` pages its state: between all of it on the GPU and all of it moved to host memory"),
+                        Decider::Unmodelled,
+                    ));
+                    (paged, Optimizer::Sgd)
                 }
                 Some(o) => (o, o),
                 None => {
@@ -618,6 +632,7 @@ pub fn plan_for(i: &Inputs) -> Result<Planned, Gap> {
         // shards the optimizer steps in place.
         fp32_reduce: master_weights && fsdp_mixed,
         chunked_loss,
+        step_in_backward,
         checkpoint_every,
         cpu_experts,
         reference_model: may_have_reference,

@@ -213,6 +213,10 @@ pub struct Plan {
     pub fp32_reduce: bool,
     /// A fused linear + cross-entropy loss (Liger) that never materializes the full logits.
     pub chunked_loss: bool,
+    /// The optimizer steps each parameter inside backward and frees its gradient (torchtune
+    /// `optimizer_in_bwd`): no gradient set is held, and the step's temporaries are one
+    /// parameter's.
+    pub step_in_backward: bool,
     /// With `Checkpointing::Full`, one block in this many is checkpointed (torchtitan's
     /// layer-selective option `selective_ac_option = "2"`); 1 = every block.
     pub checkpoint_every: u64,
@@ -266,6 +270,7 @@ impl Plan {
             master_weights: false,
             fp32_reduce: false,
             chunked_loss: false,
+            step_in_backward: false,
             accumulating: false,
             flat_grads: false,
             cpu_experts: false,

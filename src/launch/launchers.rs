@@ -64,6 +64,7 @@ fn launchers() -> &'static [Known] {
                     architecture: None,
                     link: Vec::new(),
                     hydra: false,
+                    recipe: Vec::new(),
                 };
                 Known {
                     program: l.program,

@@ -175,6 +175,7 @@ pub fn assemble<'a>(
             _ => plain(view),
         };
         linked_files(&mut run, path);
+        dialect::recipe_overlay(&mut run.setup, dialect, &run.root, path, text);
         return run;
     }
     let script = front_root

@@ -10,6 +10,24 @@
 //! memory the driver reports minus the CUDA context. The estimate is built per operation (what
 //! autograd keeps for backward, in the dtype each op runs in).
 //!
+//! The message adds the need up from what is allocated at the step's peak instant (the end of
+//! forward, the start of backward, the recompute or backward of the last block, the optimizer
+//! step, or loading a quantized base), by kind, the three largest named:
+//! - **weights**: the parameters on this GPU (a shard and the gathered blocks under ZeRO-3/FSDP),
+//!   a frozen reference model's, and LoRA adapters in fp32;
+//! - **gradients**: all of them when the step is at the optimizer or accumulates, else the ones
+//!   backward has produced by that instant (the LM head's, the last block's);
+//! - **optimizer**: the optimizer's state (AdamW's two moments) and an fp32 master copy of 16-bit
+//!   weights;
+//! - **activations**: what autograd saves for backward (only block inputs under checkpointing);
+//! - **logits**: the LM head's output and the loss's fp32 copies of it;
+//! - **temporary**: what exists only at that instant: autocast's 16-bit copies of the weights, a
+//!   recomputed block's activations, a block's backward working set, the optimizer step's
+//!   foreach copies, a block dequantized while loading;
+//! - **other**: the kinds past the three largest;
+//! - **the allocator reserves**: PyTorch's caching allocator holds more than is allocated (the
+//!   fragmented transient part and a fixed overhead); "needs" includes it.
+//!
 //! When the number of GPUs is unknown and the run may be sharded (ZeRO-3, FSDP), or an option
 //! is only bounded (torchtitan's selective checkpointing, Liger kernels, an optimizer the
 //! estimator does not model), it fires only when even the least the step can need does not
@@ -83,7 +101,7 @@ pub(crate) fn check(ctx: &Context) -> Vec<Violation> {
         batch_phrase(plan),
         plan.precision_label(),
         gib(e.verdict.need_bytes),
-        largest_terms(&e.estimate),
+        largest_terms(&e.estimate, e.verdict.need_bytes),
         gib(usable),
         gpu_named(ctx),
         if least.is_empty() {
@@ -106,15 +124,23 @@ pub(crate) fn check(ctx: &Context) -> Vec<Violation> {
     let fix = match per_device_batch(ctx) {
         Some(per_device) if fitting >= 1 => for_target(ctx, {
             let micro = largest_divisor_at_most(per_device, fitting);
-            batch_fix(
-                ctx,
-                micro,
-                per_device,
-                &format!(
-                    "fits in {} GiB",
-                    gib(need_with(plan, micro as u64, plan.checkpointing))
-                ),
-            )
+            let low = need_with(plan, micro as u64, plan.checkpointing);
+            // The micro-batch is sized to the least the step can need; where that is a bound
+            // (sharding over GPUs hwlint does not know, options between two ends), say what
+            // the most is at it, not only the figure at unlimited sharding.
+            let most = &m.most.plan;
+            let high = need_with(most, micro as u64, most.checkpointing);
+            let why = if m.least.is_none() || high <= usable {
+                format!("fits in {} GiB", gib(high.max(low)))
+            } else {
+                format!(
+                    "needs ~{}-{} GiB: it fits with {}",
+                    gib(low),
+                    gib(high),
+                    m.least_reasons().join(" and ")
+                )
+            };
+            batch_fix(ctx, micro, per_device, &why)
         }),
         _ => None,
     };
@@ -135,8 +161,24 @@ pub(crate) fn check(ctx: &Context) -> Vec<Violation> {
             {
                 ways.push("train LoRA adapters on a frozen base");
             }
+            // A program that runs one process whatever the keys say (torchtune's single-device
+            // recipes) shards only if the user runs another one.
+            let implied = match ctx.setup.get(crate::dialect::Concept::Processes) {
+                Some(s) => match &s.origin {
+                    crate::dialect::Origin::Implied { by } => Some(by.as_str()),
+                    _ => None,
+                },
+                None => None,
+            };
+            let shard;
             if !m.sharding_unknown && plan.zero_stage < 3 {
-                ways.push("shard the model states (ZeRO-3/FSDP) over more GPUs");
+                shard = match implied {
+                    Some(by) => {
+                        format!("shard the model states over more GPUs, which {by} does not do")
+                    }
+                    None => "shard the model states (ZeRO-3/FSDP) over more GPUs".to_string(),
+                };
+                ways.push(&shard);
             }
             if plan.checkpointing == Checkpointing::None && can_checkpoint {
                 ways.push("turn on activation checkpointing");

@@ -13,16 +13,40 @@ pub(crate) fn gib(bytes: f64) -> String {
     format!("{:.1}", bytes / (1u64 << 30) as f64)
 }
 
-/// `weights 4.1, activations 18.9, logits 7.6 GiB` (the three largest terms).
-pub(crate) fn largest_terms(est: &MemoryEstimate) -> String {
-    let terms: Vec<String> = est
-        .breakdown()
-        .into_iter()
-        .filter(|(_, b)| *b > 0.0)
+/// What a need of `need` bytes is made of: `logits 18.5 + activations 4.1 + weights 1.0 +
+/// other 0.3 GiB allocated at its peak (start of backward) + 7.3 GiB the allocator reserves` (the three
+/// largest kinds at the peak instant, the rest, and what the caching allocator holds beyond
+/// them), so the figures add up to the need.
+pub(crate) fn largest_terms(est: &MemoryEstimate, need: f64) -> String {
+    // What rounds to 0.0 GiB is not worth naming.
+    let shown = |b: f64| b >= 0.05 * (1u64 << 30) as f64;
+    let kinds = est.at_peak.breakdown();
+    let mut parts: Vec<String> = kinds
+        .iter()
+        .filter(|(_, b)| shown(*b))
         .take(3)
-        .map(|(n, b)| format!("{n} {}", gib(b)))
+        .map(|(n, b)| format!("{n} {}", gib(*b)))
         .collect();
-    format!("{} GiB", terms.join(", "))
+    let named: f64 = kinds
+        .iter()
+        .filter(|(_, b)| shown(*b))
+        .take(3)
+        .map(|(_, b)| b)
+        .sum();
+    let other = est.at_peak.total() - named;
+    if shown(other) {
+        parts.push(format!("other {}", gib(other)));
+    }
+    let mut text = format!(
+        "{} GiB allocated at its peak ({})",
+        parts.join(" + "),
+        est.peak_at
+    );
+    let reserve = need - est.peak_bytes;
+    if shown(reserve) {
+        text.push_str(&format!(" + {} GiB the allocator reserves", gib(reserve)));
+    }
+    text
 }
 
 /// `micro-batch 8 x 2048 tokens` / `micro-batch 64 images`.
@@ -253,7 +277,16 @@ mod tests {
     fn with_terms(terms: [f64; 6]) -> MemoryEstimate {
         let [weights, gradients, optimizer, activations, logits, temporary] =
             terms.map(|g| g * (1u64 << 30) as f64);
+        let at_peak = crate::estimate::memory::AtPeak {
+            weights,
+            gradients,
+            optimizer,
+            activations,
+            logits,
+            temporary,
+        };
         MemoryEstimate {
+            at_peak,
             params: 0,
             trainable_params: 0,
             weights_bytes: weights,
@@ -262,7 +295,7 @@ mod tests {
             activations_bytes: activations,
             logits_bytes: logits,
             temporary_bytes: temporary,
-            peak_bytes: 0.0,
+            peak_bytes: at_peak.total(),
             peak_at: "end of forward",
             fwd_bwd_bytes: 0.0,
             fwd_bwd_transient_bytes: 0.0,
@@ -273,17 +306,19 @@ mod tests {
         }
     }
 
-    /// A message names the three largest terms, and never a term that is nothing (a frozen
-    /// model has no gradients or optimizer state to name).
+    /// A message names the three largest terms at the peak, the rest and the allocator's
+    /// reserve, so they add up to the need; never a term that is nothing (a frozen model has
+    /// no gradients or optimizer state to name).
     #[test]
-    fn largest_terms_are_three_and_never_zero() {
+    fn largest_terms_add_up_to_the_need_and_are_never_zero() {
+        let g = (1u64 << 30) as f64;
         assert_eq!(
-            largest_terms(&with_terms([4.0, 4.0, 8.0, 20.0, 2.0, 1.0])),
-            "activations 20.0, optimizer 8.0, weights 4.0 GiB"
+            largest_terms(&with_terms([4.0, 4.0, 8.0, 20.0, 2.0, 1.0]), 45.5 * g),
+            "activations 20.0 + optimizer 8.0 + weights 4.0 + other 7.0 GiB allocated at its peak (end of forward) + 6.5 GiB the allocator reserves"
         );
         assert_eq!(
-            largest_terms(&with_terms([12.0, 0.0, 0.0, 3.5, 0.0, 0.0])),
-            "weights 12.0, activations 3.5 GiB"
+            largest_terms(&with_terms([12.0, 0.0, 0.0, 3.5, 0.0, 0.0]), 15.5 * g),
+            "weights 12.0 + activations 3.5 GiB allocated at its peak (end of forward)"
         );
     }
 

@@ -117,7 +117,30 @@ pub(crate) fn key_of(ctx: &Context, c: Concept) -> Option<String> {
 /// What would narrow each bound of the estimate to one figure, in the order the bounds came.
 pub(crate) fn deciders(ctx: &Context, m: &crate::estimate::plan::MemoryContext) -> Vec<Decides> {
     let mut out = Vec::new();
-    if m.sharding_unknown {
+    let gpus_known = ctx.world_size().is_some();
+    // The GPUs are known, but not whether anything shards over them: the program that runs the
+    // file decides (torchtune's recipe), or a launcher's config the file does not name.
+    let named_by = ctx.dialect.recipe.iter().find_map(|r| r.command.as_deref());
+    let unread = ctx.setup.unread.get(&Concept::Fsdp);
+    if m.sharding_unknown && gpus_known {
+        out.push(match (unread, named_by) {
+            (Some(why), _) => Decides {
+                short: None,
+                what: format!("the model states may be sharded over some of the GPUs: {why}"),
+                how: None,
+            },
+            (None, Some(command)) => Decides {
+                short: Some("the recipe".into()),
+                what: "the model states may or may not be sharded over the GPUs: the recipe that runs the file decides, and the file does not name it".into(),
+                how: Some(format!("name it in a header comment (`# {command} <recipe> --config ...`)")),
+            },
+            (None, None) => Decides {
+                short: None,
+                what: "the model states may be sharded (ZeRO-3/FSDP) over the GPUs by a launcher's config the file does not name".into(),
+                how: None,
+            },
+        });
+    } else if m.sharding_unknown {
         out.push(Decides {
             short: Some("--gpus".into()),
             what: "the model states may be sharded (ZeRO-3/FSDP) over a number of GPUs hwlint does not know".into(),
