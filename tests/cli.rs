@@ -44,7 +44,8 @@ fn exit_codes() {
 fn diff_prints_and_writes_nothing() {
     let d = tempfile::tempdir().unwrap();
     write(d.path(), "train_config.json", BAD_LEROBOT);
-    let (code, out) = stdout(hwlint(d.path()).args(["--diff", "train_config.json"]));
+    let (code, out) =
+        stdout(hwlint(d.path()).args(["--cpu-cores", "16", "--diff", "train_config.json"]));
     assert_eq!(code, 1);
     assert!(
         out.contains("-  \"num_workers\": 0,") && out.contains("+  \"num_workers\": 8,"),
@@ -244,7 +245,8 @@ fn where_the_checkout_sits_does_not_change_the_result() {
     // `not_paths = ["**/tests/**"]` keeps PyTorch test suites out; matched against the path
     // as given, it switched the dialect off for a whole checkout under a folder named `tests`.
     let d = tempfile::tempdir().unwrap();
-    let script = fs::read_to_string("fixtures/rules/HW202/bad-pytorch-argparse.py").unwrap();
+    let script =
+        fs::read_to_string("fixtures/rules/HW202/named-host/bad-pytorch-argparse.py").unwrap();
     write(d.path(), "tests/proj/.git/HEAD", "ref: refs/heads/main\n");
     write(d.path(), "tests/proj/train.py", &script);
     write(d.path(), "tests/proj/tests/test_train.py", &script);

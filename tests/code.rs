@@ -27,11 +27,11 @@ fn each_style_yields_its_training_setup() {
         "fixtures/rules/HW101/openpi-guide/scripts/bad-guide-line.sh",
         "fixtures/rules/HW104/openpi/scripts/bad-parallel-runs.sh",
         "fixtures/rules/HW202/mmengine/bad-faster-rcnn-debug-loader.py",
-        "fixtures/rules/HW202/bad-pytorch-argparse.py",
-        "fixtures/rules/HW202/bad-hf-script.py",
+        "fixtures/rules/HW202/named-host/bad-pytorch-argparse.py",
+        "fixtures/rules/HW202/named-host/bad-hf-script.py",
         "fixtures/rules/HW202/bad-lightning-script.py",
-        "fixtures/rules/HW202/bad-burn-training.rs",
-        "fixtures/rules/HW202/bad-lerobot-train.sh",
+        "fixtures/rules/HW202/named-host/bad-burn-training.rs",
+        "fixtures/rules/HW202/named-host/bad-lerobot-train.sh",
         "fixtures/rules/HW202/export-workers/bad-export-num-workers.sh",
     ];
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
@@ -70,8 +70,16 @@ fn no_code_is_ever_executed() {
     let (code, out) = run(hwlint(d.path()).args(["check", "--no-config", "."]));
     assert_eq!(code, 1, "{out}");
     assert!(out.contains("HW202"), "{out}");
-    let (_, out) =
-        run(hwlint(d.path()).args(["check", "--no-config", "--fix", "--unsafe-fixes", "."]));
+    let (_, out) = run(hwlint(d.path()).args([
+        "check",
+        "--no-config",
+        // A stated host: HW202's fix applies only where the cores are not a guess.
+        "--cpu-cores",
+        "16",
+        "--fix",
+        "--unsafe-fixes",
+        ".",
+    ]));
     for marker in [
         "RAN_PYTHON",
         "RAN_SHELL_FROM_PYTHON",

@@ -320,6 +320,26 @@ fn flags_override_only_their_own_input() {
     let v: serde_json::Value = serde_json::from_str(&out).unwrap();
     assert_eq!(v["plan"]["seq_len"], 512);
     assert_eq!(v["plan"]["batch"], 4);
+
+    // `--zero` states the sharding, not the precision: torchtitan's FSDP keeps fp32 shards and
+    // computes in bf16 whatever the stage; `--zero 0` (no FSDP) autocasts instead.
+    let titan = "fixtures/estimate/torchtitan/defaults.toml";
+    let plan_of = |extra: &[&str]| {
+        let mut args = vec!["estimate", titan, "--gpus", "8", "--format", "json"];
+        args.extend_from_slice(extra);
+        let (code, out, err) = run(&args);
+        assert_eq!(code, 0, "{err}");
+        serde_json::from_str::<serde_json::Value>(&out).unwrap()["plan"].clone()
+    };
+    let plain = plan_of(&[]);
+    let zero3 = plan_of(&["--zero", "3"]);
+    assert_eq!(plain["master_weights"], true, "{plain}");
+    assert_eq!(zero3["master_weights"], plain["master_weights"]);
+    assert_eq!(zero3["precision"], plain["precision"]);
+    assert_eq!(zero3["zero_stage"], 3);
+    let zero0 = plan_of(&["--zero", "0"]);
+    assert_eq!(zero0["master_weights"], false, "{zero0}");
+    assert_eq!(zero0["zero_stage"], 0);
 }
 
 /// `estimate FILE` and `check FILE` give one answer: over every fixture, on the default target

@@ -274,9 +274,14 @@ fn overlay_flags(setup: &mut TrainingSetup, args: &EstimateArgs) {
             SettingValue::Bool(true),
         );
     }
-    // The `--zero` flag states the sharding: a `fsdp` key in the file no longer decides it.
-    if args.zero.is_some() {
-        setup.settings.remove(&Concept::Fsdp);
+    // `--zero` states the sharding over the file's `fsdp` key (the plan reads a flag's stage
+    // first), but leaves what FSDP says about precision (torchtitan's fp32 shards with bf16
+    // compute) to the file; `--zero 0` is no FSDP at all.
+    if args.zero == Some(0) && setup.get(Concept::Fsdp).is_some() {
+        setup.settings.insert(
+            Concept::Fsdp,
+            flag_setting("zero", SettingValue::Str("none".into())),
+        );
     }
     // `--precision` names the whole regime (`bf16-mixed` = fp32 masters + autocast): the
     // file's weight dtype no longer applies.

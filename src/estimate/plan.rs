@@ -573,7 +573,13 @@ pub fn plan_for(i: &Inputs) -> Result<Planned, Gap> {
         .map(|(z, _)| z.clamp(0, 3) as u8);
     let fsdp = s.str(Concept::Fsdp).map(|(f, _)| f != "none");
     let deepspeed_unread = s.str(Concept::DeepspeedConfig).is_some() && linked.is_none();
+    // A stage given on the command line (`hwlint estimate --zero`) wins over the file's FSDP.
+    let flagged = matches!(
+        s.get(Concept::ZeroStage).map(|z| &z.origin),
+        Some(crate::dialect::Origin::Flag { .. })
+    );
     let stage = match (fsdp, stated) {
+        (_, Some(z)) if flagged => Some(z),
         (Some(true), _) => Some(3),
         (_, Some(z)) => Some(z),
         (Some(false), None) => Some(0),

@@ -120,7 +120,16 @@ pub(crate) fn check(ctx: &Context) -> Vec<Violation> {
             ));
         }
     }
-    let fitting = max_micro_batch(plan, usable, HEADROOM_LINE) as i64;
+    // The largest micro-batch under the headroom line; when none is, micro-batch 1 may still
+    // fit above it (HW105's territory): then it is the way out, with little headroom, never
+    // "not even micro-batch 1 fits".
+    let under_line = max_micro_batch(plan, usable, HEADROOM_LINE) as i64;
+    let one = need_with(plan, 1, plan.checkpointing);
+    let fitting = if under_line == 0 && one <= usable {
+        1
+    } else {
+        under_line
+    };
     let fix = match per_device_batch(ctx) {
         Some(per_device) if fitting >= 1 => for_target(ctx, {
             let micro = largest_divisor_at_most(per_device, fitting);
@@ -147,6 +156,11 @@ pub(crate) fn check(ctx: &Context) -> Vec<Violation> {
     match raise {
         Some(f) => message.push_str(&format!(
             "; the card holds the step at XLA_PYTHON_CLIENT_MEM_FRACTION={f}"
+        )),
+        None if under_line == 0 && fitting == 1 => message.push_str(&format!(
+            ": only micro-batch 1 fits, at ~{} GiB ({:.0}% of usable: little headroom against fragmentation or longer samples)",
+            gib(one),
+            one / usable * 100.0
         )),
         None if fitting == 0 => {
             // Only advice the config does not already follow, and that the figure has not

@@ -30,7 +30,8 @@
 //!
 //! ## Fix safety
 //! Safe when the host's cores are known: it sets min(8, cores per process - 1) workers, which
-//! HW201 accepts. Unsafe (4 workers) when the host is unknown.
+//! HW201 accepts. Unsafe (4 workers) when the host is unknown. Under the built-in default
+//! target the cores are a guess: the fix is shown, not applied (as HW201's and HW203's).
 
 use super::{Context, Violation};
 use crate::dialect::Concept;
@@ -68,6 +69,13 @@ pub(crate) fn check(ctx: &Context) -> Vec<Violation> {
         applicability,
         format!("set `{}` to {workers} ({why})", setting.origin.key()),
     );
+    // Cores from the built-in default target are a guess: the fix is shown, not applied,
+    // unless the file states the cores each process gets.
+    let fix = if ctx.setup.get(Concept::CpusPerProcess).is_none() {
+        super::memory::for_host(ctx, fix)
+    } else {
+        fix
+    };
     vec![Violation {
         message,
         span: ctx.span_of(Concept::NumWorkers),
