@@ -77,16 +77,22 @@ fn named_by(recipe: &Recipe, path: &Path, header: &[(usize, String)]) -> Option<
         }
     }
     let stem = path.file_stem()?.to_str()?;
-    recipe
-        .file_stem_ends
+    let words: Vec<&str> = stem.split(['-', '_', '.']).collect();
+    let by_word = recipe
+        .file_stem_words
         .iter()
-        .any(|end| stem.ends_with(end.as_str()))
-        .then(|| {
-            let name = path
-                .file_name()
-                .map_or(String::new(), |n| n.to_string_lossy().into_owned());
-            format!("the file name `{name}`")
-        })
+        .any(|w| words.contains(&w.as_str()));
+    (by_word
+        || recipe
+            .file_stem_ends
+            .iter()
+            .any(|end| stem.ends_with(end.as_str())))
+    .then(|| {
+        let name = path
+            .file_name()
+            .map_or(String::new(), |n| n.to_string_lossy().into_owned());
+        format!("the file name `{name}`")
+    })
 }
 
 /// The comment lines that open the file, with their 1-based line numbers; a line ending in

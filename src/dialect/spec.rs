@@ -78,6 +78,10 @@ pub struct Recipe {
     /// A file whose stem ends in one of these is made for the program (`_single_device`).
     #[serde(default)]
     pub file_stem_ends: Vec<String>,
+    /// A file whose stem holds one of these as a word (between `-`, `_`, `.` or the ends:
+    /// `gpt2-arc-easy--cpu`) is made for the program.
+    #[serde(default)]
+    pub file_stem_words: Vec<String>,
     /// A header comment running this command (`tune run`) ...
     pub command: Option<String>,
     /// ... on one of these programs (`lora_finetune_single_device`).

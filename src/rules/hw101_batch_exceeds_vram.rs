@@ -98,7 +98,12 @@ pub(crate) fn check(ctx: &Context) -> Vec<Violation> {
     let mut message = format!(
         "one step of {} at {} ({}) needs ~{} GiB ({}) > {} GiB usable on {}{}",
         plan.model,
-        batch_phrase(plan),
+        // An unset length is counted at its least (1 token): the step fails at any length.
+        if plan.seq_len < m.most.plan.seq_len {
+            format!("micro-batch {} at any sequence length", plan.batch)
+        } else {
+            batch_phrase(plan)
+        },
         plan.precision_label(),
         gib(e.verdict.need_bytes),
         largest_terms(&e.estimate, e.verdict.need_bytes),
