@@ -129,6 +129,83 @@ fn header_commands(text: &str) -> Vec<(usize, String)> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::dialect::{parse_dialect, resolve, Concept};
+    use crate::syntax::{parse, Format};
+
+    const D: &str = r#"
+name = "t"
+title = "Test"
+formats = ["yaml"]
+[[detect]]
+keys = { a = 1 }
+min_score = 1
+[settings.processes]
+from = [{ key = "procs" }]
+[[recipe]]
+title = "the one-process recipe"
+why = "runs one process"
+file_stem_ends = ["_single"]
+file_stem_words = ["solo"]
+command = "run"
+programs = ["single_prog"]
+settings = { processes = 1 }
+[[recipe]]
+title = "the sharded recipe"
+why = "shards"
+command = "run"
+programs = ["dist_prog"]
+unless = { key = "replicate", is = ["*"] }
+settings = { fsdp = "full_shard" }
+"#;
+
+    fn setup_of(name: &str, text: &str) -> TrainingSetup {
+        let d = parse_dialect("t", D).unwrap();
+        let doc = parse(text, Format::Yaml).unwrap();
+        let mut s = resolve(&d, &doc.roots[0]);
+        overlay(&mut s, &d, &doc.roots[0], Path::new(name), text);
+        s
+    }
+
+    #[test]
+    fn a_recipe_is_named_by_the_file_or_its_header_and_a_key_the_file_sets_wins() {
+        let by_name = setup_of("cfg/x_single.yaml", "a: 1\n");
+        assert_eq!(by_name.int(Concept::Processes).map(|(p, _)| p), Some(1));
+        assert!(by_name
+            .recipe
+            .as_deref()
+            .is_some_and(|r| r.contains("`x_single.yaml`")));
+        let by_word = setup_of("toy-solo-run.yaml", "a: 1\n");
+        assert_eq!(by_word.int(Concept::Processes).map(|(p, _)| p), Some(1));
+        // `solo` must be a whole word of the name.
+        assert!(setup_of("consolidate.yaml", "a: 1\n").recipe.is_none());
+        let by_header = setup_of(
+            "cfg.yaml",
+            "# run --nproc 4 dist_prog --config cfg.yaml\na: 1\n",
+        );
+        assert_eq!(
+            by_header.str(Concept::Fsdp).map(|(f, _)| f.to_string()),
+            Some("full_shard".into())
+        );
+        // The file's own key wins over what the recipe fixes.
+        let written = setup_of("x_single.yaml", "a: 1\nprocs: 4\n");
+        assert_eq!(written.int(Concept::Processes).map(|(p, _)| p), Some(4));
+    }
+
+    #[test]
+    fn two_recipes_named_at_once_or_a_changing_key_fix_nothing() {
+        let both = setup_of("x_single.yaml", "# run dist_prog --config x\na: 1\n");
+        assert!(both.recipe.is_none() && both.get(Concept::Processes).is_none());
+        assert!(both.get(Concept::Fsdp).is_none());
+        let hsdp = setup_of(
+            "cfg.yaml",
+            "# run dist_prog --config x\na: 1\nreplicate: 2\n",
+        );
+        assert!(hsdp.get(Concept::Fsdp).is_none());
+        assert!(hsdp
+            .unread
+            .get(&Concept::Fsdp)
+            .is_some_and(|w| w.contains("`replicate` is set")));
+    }
 
     #[test]
     fn a_header_command_continued_over_lines_reads_as_one() {

@@ -723,6 +723,42 @@ mod tests {
         }
     }
 
+    /// What the estimate says is allocated at its peak adds up to the peak, for every instant
+    /// that can set it.
+    #[test]
+    fn the_peak_is_the_sum_of_its_kinds() {
+        for (batch, ckpt) in [
+            (1, Checkpointing::Full),
+            (16, Checkpointing::Full),
+            (16, Checkpointing::None),
+        ] {
+            let e = estimate(&Plan {
+                checkpointing: ckpt,
+                ..plan("tinyllama-1.1b", Precision::Bf16Mixed, batch)
+            });
+            assert!((e.at_peak.total() - e.peak_bytes).abs() < 1.0, "{e:?}");
+        }
+    }
+
+    /// torchtune's `optimizer_in_bwd` steps and frees each gradient inside backward: no full
+    /// set of gradients at any instant, so the small-batch peak drops by the gradients.
+    #[test]
+    fn stepping_in_backward_holds_no_gradient_set() {
+        let base = plan("tinyllama-1.1b", Precision::Bf16True, 1);
+        let plain = estimate(&base);
+        let in_bwd = estimate(&Plan {
+            step_in_backward: true,
+            ..base
+        });
+        assert_eq!(in_bwd.gradients_bytes, 0.0);
+        let p = plain.params as f64;
+        // bf16 gradients are 2 bytes a parameter; the peak loses at least most of them.
+        assert!(
+            plain.peak_bytes - in_bwd.peak_bytes > 1.5 * p,
+            "{plain:?} {in_bwd:?}"
+        );
+    }
+
     #[test]
     fn small_batch_peak_is_the_adamw_step_at_20_or_10_bytes_per_parameter() {
         // memory.md section 2: weights + grads + two moments + one foreach temporary.
