@@ -85,6 +85,10 @@ fn needs(ctx: &Context, gap: &Gap) -> String {
             "a model hwlint reads".into()
         }
         Gap::Missing("model") if ctx.setup.str(Concept::Model).is_none() => "the model".into(),
+        // A precision the file states but the estimator has no recipe for (`fp8`).
+        Gap::Missing("precision") if ctx.setup.str(Concept::Precision).is_some() => {
+            "a recipe hwlint lacks".into()
+        }
         Gap::Missing(what) => format!("the {what}"),
         Gap::Unsupported(_) => "a recipe hwlint lacks".into(),
     }
