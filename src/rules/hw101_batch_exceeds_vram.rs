@@ -218,21 +218,33 @@ pub(crate) fn check(ctx: &Context) -> Vec<Violation> {
 }
 
 /// Whether the file can turn activation checkpointing on: a key of the dialect reads a value
-/// other than none. LitGPT's single-device runs have no such key (`devices` only maps to none:
-/// one device never checkpoints), so no message suggests it there.
+/// other than none, and that key is not the number of devices. LitGPT checkpoints only because
+/// it runs on several devices (`devices` maps to it), so no message suggests checkpointing to a
+/// single-device LitGPT run.
 fn checkpointing_can_be_set(ctx: &Context) -> bool {
-    ctx.setup
-        .get(crate::dialect::Concept::ActivationCheckpointing)
-        .is_some()
+    use crate::dialect::Concept;
+    let spec_keys = |c: Concept| -> Vec<&str> {
+        ctx.dialect
+            .settings
+            .get(&c)
+            .map(|s| s.from.iter().map(|f| f.key.as_str()).collect())
+            .unwrap_or_default()
+    };
+    let world: Vec<&str> = [Concept::DevicesPerNode, Concept::Processes]
+        .into_iter()
+        .flat_map(spec_keys)
+        .collect();
+    ctx.setup.get(Concept::ActivationCheckpointing).is_some()
         && ctx
             .dialect
             .settings
-            .get(&crate::dialect::Concept::ActivationCheckpointing)
+            .get(&Concept::ActivationCheckpointing)
             .is_some_and(|spec| {
                 spec.from.iter().any(|s| {
-                    s.map
-                        .as_ref()
-                        .is_none_or(|m| m.values().any(|v| v.as_str() != Some("none")))
+                    !world.contains(&s.key.as_str())
+                        && s.map
+                            .as_ref()
+                            .is_none_or(|m| m.values().any(|v| v.as_str() != Some("none")))
                 })
             })
 }

@@ -79,6 +79,15 @@ pub(crate) fn unneeded<'c>(ctx: &'c Context) -> Option<Unneeded<'c>> {
     if m.plan.checkpointing != Checkpointing::Full || !setting.origin.is_explicit() {
         return None;
     }
+    // Checkpointing the framework ties to the number of devices (LitGPT's multi-device
+    // finetunes): no key turns it off but the world size itself.
+    let key = setting.origin.key();
+    if [Concept::DevicesPerNode, Concept::Processes]
+        .iter()
+        .any(|c| ctx.setup.get(*c).is_some_and(|s| s.origin.key() == key))
+    {
+        return None;
+    }
     let without = need_with(&m.plan, m.plan.batch, Checkpointing::None);
     let usable = m.verdict.usable_bytes;
     (without <= usable * CHECKPOINTING_UNNEEDED_LINE).then_some(Unneeded {
