@@ -85,18 +85,18 @@ impl AtPeak {
 }
 
 impl MemoryEstimate {
-    /// The terms as (name, bytes), largest first.
+    /// The terms as (name, bytes), largest first: each kind at its own largest over the step,
+    /// named as [`AtPeak`] names them.
     pub fn breakdown(&self) -> Vec<(&'static str, f64)> {
-        let mut v = vec![
-            ("weights", self.weights_bytes),
-            ("gradients", self.gradients_bytes),
-            ("optimizer", self.optimizer_bytes),
-            ("activations", self.activations_bytes),
-            ("logits", self.logits_bytes),
-            ("temporary", self.temporary_bytes),
-        ];
-        v.sort_by(|a, b| b.1.total_cmp(&a.1));
-        v
+        AtPeak {
+            weights: self.weights_bytes,
+            gradients: self.gradients_bytes,
+            optimizer: self.optimizer_bytes,
+            activations: self.activations_bytes,
+            logits: self.logits_bytes,
+            temporary: self.temporary_bytes,
+        }
+        .breakdown()
     }
 }
 
