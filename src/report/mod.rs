@@ -81,7 +81,7 @@ impl MemoryCounts {
                 if decided_by.is_empty() {
                     *self
                         .decided_by
-                        .entry("nothing hwlint reads".into())
+                        .entry("no setting".into())
                         .or_default() += 1;
                 }
                 for d in decided_by {
