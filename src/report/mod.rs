@@ -79,10 +79,7 @@ impl MemoryCounts {
             Outcome::Bounded { decided_by, .. } => {
                 self.bounded += 1;
                 if decided_by.is_empty() {
-                    *self
-                        .decided_by
-                        .entry("no setting".into())
-                        .or_default() += 1;
+                    *self.decided_by.entry("no setting".into()).or_default() += 1;
                 }
                 for d in decided_by {
                     *self.decided_by.entry(d.clone()).or_default() += 1;

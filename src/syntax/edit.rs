@@ -208,7 +208,22 @@ fn insert_yaml(
     let body = yaml_nested(path, &rendered, &indent, &unit, nl);
     let (end, block) = last_leaf(map);
     if !block {
-        if let Some(at) = line_end_after(text, end) {
+        if let Some(mut at) = line_end_after(text, end) {
+            // Comment lines indented under the last entry belong to its value: the new key
+            // goes after them, so they stay where they were written.
+            loop {
+                let rest = &text[at..];
+                let line = &rest[..rest.find(['\n', '\r']).unwrap_or(rest.len())];
+                let body_of_line = line.trim_start();
+                let deeper = line.len() - body_of_line.len() > indent.len();
+                if !(deeper && body_of_line.starts_with('#')) {
+                    break;
+                }
+                match line_end_after(text, at) {
+                    Some(next) => at = next,
+                    None => return Some(Edit::insert(text.len(), format!("{nl}{indent}{body}"))),
+                }
+            }
             return Some(Edit::insert(at, format!("{indent}{body}{nl}")));
         }
         if text[end..].trim().is_empty() || !text[end..].contains(['\n', '\r']) {
@@ -371,6 +386,28 @@ mod tests {
         let out = apply(text, &e);
         parse(&out, format).expect("still parses");
         out
+    }
+
+    /// A comment indented under the last entry belongs to its value: a new key goes after it,
+    /// at the end of a file without a final newline as before a following key (a property
+    /// test found the key inserted between a list and its trailing comment).
+    #[test]
+    fn yaml_insert_goes_after_comments_indented_under_the_last_entry() {
+        let t = "a: 1\nl:\n  - x: 1\n    y:\n      - 0\n      # - tuned for 8 GPUs";
+        assert_eq!(
+            insert(t, Format::Yaml, &[], &["n"], NewValue::Int(2)),
+            "a: 1\nl:\n  - x: 1\n    y:\n      - 0\n      # - tuned for 8 GPUs\nn: 2"
+        );
+        let t = "l:\n  - 0\n  # under l\n# about b\nb: 1\n";
+        assert_eq!(
+            insert(t, Format::Yaml, &[], &["n"], NewValue::Int(2)),
+            "l:\n  - 0\n  # under l\n# about b\nb: 1\nn: 2\n"
+        );
+        let t = "l:\n  - 0\n  # under l\n";
+        assert_eq!(
+            insert(t, Format::Yaml, &[], &["n"], NewValue::Int(2)),
+            "l:\n  - 0\n  # under l\nn: 2\n"
+        );
     }
 
     #[test]
