@@ -13,19 +13,19 @@
 //! The message adds the need up from what is allocated at the step's peak instant (the end of
 //! forward, the start of backward, the recompute or backward of the last block, the optimizer
 //! step, or loading a quantized base), by kind, the three largest named:
-//! - **weights**: the parameters on this GPU (a shard and the gathered blocks under ZeRO-3/FSDP),
+//! - weights: the parameters on this GPU (a shard and the gathered blocks under ZeRO-3/FSDP),
 //!   a frozen reference model's, and LoRA adapters in fp32;
-//! - **gradients**: all of them when the step is at the optimizer or accumulates, else the ones
+//! - gradients: all of them when the step is at the optimizer or accumulates, else the ones
 //!   backward has produced by that instant (the LM head's, the last block's);
-//! - **optimizer**: the optimizer's state (AdamW's two moments) and an fp32 master copy of 16-bit
+//! - optimizer: the optimizer's state (AdamW's two moments) and an fp32 master copy of 16-bit
 //!   weights;
-//! - **activations**: what autograd saves for backward (only block inputs under checkpointing);
-//! - **logits**: the LM head's output and the loss's fp32 copies of it;
-//! - **temporary**: what exists only at that instant: autocast's 16-bit copies of the weights, a
+//! - activations: what autograd saves for backward (only block inputs under checkpointing);
+//! - logits: the LM head's output and the loss's fp32 copies of it;
+//! - temporary: what exists only at that instant: autocast's 16-bit copies of the weights, a
 //!   recomputed block's activations, a block's backward working set, the optimizer step's
 //!   foreach copies, a block dequantized while loading;
-//! - **other**: the kinds past the three largest;
-//! - **the allocator reserves**: PyTorch's caching allocator holds more than is allocated (the
+//! - other: the kinds past the three largest;
+//! - the allocator reserves: PyTorch's caching allocator holds more than is allocated (the
 //!   fragmented transient part and a fixed overhead); "needs" includes it.
 //!
 //! When the number of GPUs is unknown and the run may be sharded (ZeRO-3, FSDP), or an option
