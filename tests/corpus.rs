@@ -654,3 +654,52 @@ fn corpus_runs_are_checked_bounded_or_said_on_three_targets() {
         assert!(checked > 0 && bounded > 0 && not_checked > 0);
     }
 }
+
+/// A lower bound never exceeds the plain estimate: over every corpus run that has one, on three
+/// targets, `--show-settings` JSON's `least_need_bytes` is at most its `need_bytes` (the outcome
+/// test sees only runs whose ends disagree; KTransformers' CPU experts once gathered a whole
+/// MoE block onto the GPU at the least and made it 47.2 GiB against 39.6 at the most).
+#[test]
+fn no_least_need_exceeds_the_most_on_three_targets() {
+    let Some(root) = corpus() else {
+        return;
+    };
+    for target in [
+        &[][..],
+        &["--target", "rtx-4090"],
+        &["--target", "h100-sxm", "--gpus", "8"],
+    ] {
+        let out = assert_cmd::Command::cargo_bin("hwlint")
+            .unwrap()
+            .args(["--show-settings", "--output-format", "json", "--no-config"])
+            .args(target)
+            .arg(&root)
+            .output()
+            .unwrap();
+        let v: serde_json::Value =
+            serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("{target:?}: {e}"));
+        let (mut with_least, mut wrong) = (0, Vec::new());
+        for f in v["files"].as_array().unwrap() {
+            for r in f["runs"].as_array().into_iter().flatten() {
+                let m = &r["memory"];
+                let (Some(least), Some(most)) =
+                    (m["least_need_bytes"].as_f64(), m["need_bytes"].as_f64())
+                else {
+                    continue;
+                };
+                with_least += 1;
+                if least > most {
+                    wrong.push(format!(
+                        "{}: least {:.1} GiB > most {:.1} GiB",
+                        f["path"],
+                        least / (1u64 << 30) as f64,
+                        most / (1u64 << 30) as f64
+                    ));
+                }
+            }
+        }
+        eprintln!("{target:?}: {with_least} runs with a lower bound");
+        assert!(with_least > 100, "{target:?}: {with_least}");
+        assert!(wrong.is_empty(), "{target:?}:\n{}", wrong.join("\n"));
+    }
+}

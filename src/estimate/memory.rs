@@ -223,6 +223,11 @@ fn terms(plan: &Plan, frozen: bool) -> Terms {
         0.0
     };
     let base_weights = (base_weights - cpu_routed * base_weights / p.max(1.0)).max(0.0);
+    // What of one block is on the GPU, for the blocks gathered or cast one at a time: the routed
+    // experts on the CPU are never gathered there.
+    let routed_per_block = cpu_routed / a.num_layers.max(1) as f64;
+    let gpu_block = (counts.per_block as f64 - routed_per_block).max(0.0);
+    let gpu_block_matmul = (counts.block_matmul as f64 - routed_per_block).max(0.0);
     let (trainable_params, grad_bytes, state_bytes) = if frozen_base {
         // peft keeps adapters in fp32 (autocast_adapter_dtype=True).
         (adapter, 4.0, 4.0)
@@ -341,10 +346,10 @@ fn terms(plan: &Plan, frozen: bool) -> Terms {
         // FSDP2 mixed precision: the parameters are the fp32 shards (counted with the optimizer
         // state as its master copy); 16-bit copies exist only for the block in flight and the
         // prefetched one, on one GPU as on many.
-        2.0 * counts.per_block as f64 * gathered
+        2.0 * gpu_block * gathered
     } else if plan.zero_stage >= 3 {
         // Each rank keeps its shard plus the gathered block in flight and the next one.
-        weights / n + 2.0 * counts.per_block as f64 * gathered
+        weights / n + 2.0 * gpu_block * gathered
     } else {
         weights
     };
@@ -359,7 +364,7 @@ fn terms(plan: &Plan, frozen: bool) -> Terms {
         (moments, step_temp)
     };
     let weights = if plan.offload_params {
-        2.0 * counts.per_block as f64 * rg.residual
+        2.0 * gpu_block * rg.residual
     } else {
         weights
     };
@@ -382,7 +387,7 @@ fn terms(plan: &Plan, frozen: bool) -> Terms {
     let cast_cache = match (rg.autocast, plan.zero_stage >= 3) {
         (false, _) => 0.0,
         (true, false) => 2.0 * (counts.matmul as f64 - cpu_routed),
-        (true, true) => 2.0 * 2.0 * counts.block_matmul as f64,
+        (true, true) => 2.0 * 2.0 * gpu_block_matmul,
     };
     let outside_matmul = match a.family {
         Family::Resnet => counts.matmul,

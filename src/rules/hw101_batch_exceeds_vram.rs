@@ -95,8 +95,17 @@ pub(crate) fn check(ctx: &Context) -> Vec<Violation> {
                 .join("; ")
         ));
     }
+    // A range's spread is stated: the least (whose terms follow) and the most.
+    let spread = if m.least.is_some() {
+        format!(
+            " at its least, ~{} GiB at its most",
+            gib(m.most.verdict.need_bytes)
+        )
+    } else {
+        String::new()
+    };
     let mut message = format!(
-        "one step of {} at {} ({}) needs ~{} GiB ({}) > {} GiB usable on {}{}",
+        "one step of {} at {} ({}) needs ~{} GiB{spread} ({}) > {} GiB usable on {}{}",
         plan.model,
         // An unset length is counted at its least (1 token): the step fails at any length.
         if plan.seq_len < m.most.plan.seq_len {
