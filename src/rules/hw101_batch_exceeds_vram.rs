@@ -96,7 +96,8 @@ pub(crate) fn check(ctx: &Context) -> Vec<Violation> {
         ));
     }
     // A range's spread is stated: the least (whose terms follow) and the most.
-    let spread = if m.least.is_some() {
+    let spread = if m.least.is_some() && gib(m.most.verdict.need_bytes) != gib(e.verdict.need_bytes)
+    {
         format!(
             " at its least, ~{} GiB at its most",
             gib(m.most.verdict.need_bytes)
