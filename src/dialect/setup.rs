@@ -197,6 +197,14 @@ impl Origin {
         }
     }
 
+    /// The program that fixes the setting, when no key does (`Origin::Implied`).
+    pub fn implied_by(&self) -> Option<&str> {
+        match self {
+            Origin::Implied { by } => Some(by),
+            _ => None,
+        }
+    }
+
     pub fn is_explicit(&self) -> bool {
         matches!(self, Origin::File { .. })
     }

@@ -146,6 +146,16 @@ impl Context<'_> {
         )
     }
 
+    /// The keys the dialect reads the number of processes from (LitGPT `devices`): a setting
+    /// read from one of them follows the world size, and no rule can change it on its own.
+    pub fn world_size_keys(&self) -> Vec<&str> {
+        [Concept::DevicesPerNode, Concept::Processes]
+            .iter()
+            .filter_map(|c| self.dialect.settings.get(c))
+            .flat_map(|spec| spec.from.iter().map(|s| s.key.as_str()))
+            .collect()
+    }
+
     /// Processes that will run, when the file, `--gpus` or a chosen target says.
     pub fn world_size(&self) -> Option<(i64, String)> {
         let s = self.setup;

@@ -139,12 +139,10 @@ pub(crate) fn check(ctx: &Context) -> Vec<Violation> {
     // fit above it (HW105's territory): then it is the way out, with little headroom, never
     // "not even micro-batch 1 fits".
     let under_line = max_micro_batch(plan, usable, HEADROOM_LINE) as i64;
-    let one = need_with(plan, 1, plan.checkpointing);
-    let fitting = if under_line == 0 && one <= usable {
-        1
-    } else {
-        under_line
-    };
+    let only_one = (under_line == 0)
+        .then(|| need_with(plan, 1, plan.checkpointing))
+        .filter(|one| *one <= usable);
+    let fitting = if only_one.is_some() { 1 } else { under_line };
     let fix = match per_device_batch(ctx) {
         Some(per_device) if fitting >= 1 => for_target(ctx, {
             let micro = largest_divisor_at_most(per_device, fitting);
@@ -172,11 +170,14 @@ pub(crate) fn check(ctx: &Context) -> Vec<Violation> {
         Some(f) => message.push_str(&format!(
             "; the card holds the step at XLA_PYTHON_CLIENT_MEM_FRACTION={f}"
         )),
-        None if under_line == 0 && fitting == 1 => message.push_str(&format!(
-            ": only micro-batch 1 fits, at ~{} GiB ({:.0}% of usable: little headroom against fragmentation or longer samples)",
-            gib(one),
-            one / usable * 100.0
-        )),
+        None if only_one.is_some() => {
+            let one = only_one.unwrap_or_default();
+            message.push_str(&format!(
+                ": only micro-batch 1 fits, at ~{} GiB ({:.0}% of usable: little headroom against fragmentation or longer samples)",
+                gib(one),
+                one / usable * 100.0
+            ))
+        }
         None if fitting == 0 => {
             // Only advice the config does not already follow, and that the figure has not
             // already granted.
@@ -192,13 +193,10 @@ pub(crate) fn check(ctx: &Context) -> Vec<Violation> {
             }
             // A program that runs one process whatever the keys say (torchtune's single-device
             // recipes) shards only if the user runs another one.
-            let implied = match ctx.setup.get(crate::dialect::Concept::Processes) {
-                Some(s) => match &s.origin {
-                    crate::dialect::Origin::Implied { by } => Some(by.as_str()),
-                    _ => None,
-                },
-                None => None,
-            };
+            let implied = ctx
+                .setup
+                .get(crate::dialect::Concept::Processes)
+                .and_then(|s| s.origin.implied_by());
             let shard;
             if !m.sharding_unknown && plan.zero_stage < 3 {
                 shard = match implied {
@@ -233,17 +231,7 @@ pub(crate) fn check(ctx: &Context) -> Vec<Violation> {
 /// single-device LitGPT run.
 fn checkpointing_can_be_set(ctx: &Context) -> bool {
     use crate::dialect::Concept;
-    let spec_keys = |c: Concept| -> Vec<&str> {
-        ctx.dialect
-            .settings
-            .get(&c)
-            .map(|s| s.from.iter().map(|f| f.key.as_str()).collect())
-            .unwrap_or_default()
-    };
-    let world: Vec<&str> = [Concept::DevicesPerNode, Concept::Processes]
-        .into_iter()
-        .flat_map(spec_keys)
-        .collect();
+    let world = ctx.world_size_keys();
     ctx.setup.get(Concept::ActivationCheckpointing).is_some()
         && ctx
             .dialect

@@ -81,11 +81,7 @@ pub(crate) fn unneeded<'c>(ctx: &'c Context) -> Option<Unneeded<'c>> {
     }
     // Checkpointing the framework ties to the number of devices (LitGPT's multi-device
     // finetunes): no key turns it off but the world size itself.
-    let key = setting.origin.key();
-    if [Concept::DevicesPerNode, Concept::Processes]
-        .iter()
-        .any(|c| ctx.setup.get(*c).is_some_and(|s| s.origin.key() == key))
-    {
+    if ctx.world_size_keys().contains(&setting.origin.key()) {
         return None;
     }
     let without = need_with(&m.plan, m.plan.batch, Checkpointing::None);
