@@ -12,6 +12,17 @@ use assert_cmd::Command;
 
 const BAD: &str = "per_device_train_batch_size: 8\nmax_steps: 1000\nsave_steps: 100\ndataloader_num_workers: 0   # keep\n";
 
+/// `--fix` with concise output on a host whose cores are stated (HW202's fix, the one these
+/// files carry, is applied only where the host is not the default target's guess).
+const FIX_ON_A_NAMED_HOST: [&str; 6] = [
+    "--cpu-cores",
+    "16",
+    "--no-config",
+    "--fix",
+    "--output-format",
+    "concise",
+];
+
 /// hwlint in `dir`, on a host whose cores are stated: HW202's fix (the one these files carry)
 /// is applied only where the host is not the default target's guess.
 fn hwlint(dir: &Path) -> Command {
@@ -92,15 +103,8 @@ fn two_concurrent_fix_runs_leave_each_file_original_or_fixed() {
         Proc::cargo_bin("hwlint")
             .unwrap()
             .current_dir(d.path())
-            .args([
-                "--cpu-cores",
-                "16",
-                "--no-config",
-                "--fix",
-                "--output-format",
-                "concise",
-                ".",
-            ])
+            .args(FIX_ON_A_NAMED_HOST)
+            .arg(".")
             .stdout(Stdio::null())
             .stderr(Stdio::piped())
             .spawn()
@@ -353,14 +357,7 @@ fn an_unwritable_folder_fails_only_its_own_files() {
         Proc::new(&bin)
     };
     let out = c
-        .args([
-            "--cpu-cores",
-            "16",
-            "--no-config",
-            "--fix",
-            "--output-format",
-            "concise",
-        ])
+        .args(FIX_ON_A_NAMED_HOST)
         .args(["a.yaml", "locked/u.yaml", "z.yaml"])
         .current_dir(root)
         .env("NO_COLOR", "1")
