@@ -124,7 +124,8 @@ pub struct CheckArgs {
     /// Write the diagnostics to this file instead of standard output.
     #[arg(short = 'o', long, value_name = "PATH")]
     pub output_file: Option<PathBuf>,
-    /// Print how many times each rule fired instead of the diagnostics.
+    /// Print how many times each rule fired instead of the diagnostics (with
+    /// `--output-format json`: a JSON object with the rules and the memory check's outcomes).
     #[arg(long)]
     pub statistics: bool,
     /// With --fix, list the fixes applied.

@@ -266,14 +266,23 @@ fn write_atomic_with(
     let dir = folder_of(path);
     // The file as it is, held open to the end: the one the swap must take out.
     let mut original = std::fs::File::open(path).map_err(io)?;
-    match rustix::fs::flock(
-        &original,
-        rustix::fs::FlockOperation::NonBlockingLockExclusive,
-    ) {
-        Ok(()) => {}
-        Err(rustix::io::Errno::WOULDBLOCK) => return Err(WriteError::Busy { path: shown() }),
-        // A filesystem without locks: the checks below still hold.
-        Err(_) => {}
+    // A lock held for a few milliseconds is not another run: a process forked (by this one or
+    // another) between the last write's lock and its exec shares that lock until it execs.
+    let mut tries = 0;
+    loop {
+        match rustix::fs::flock(
+            &original,
+            rustix::fs::FlockOperation::NonBlockingLockExclusive,
+        ) {
+            Ok(()) => break,
+            Err(rustix::io::Errno::WOULDBLOCK) if tries < 20 => {
+                tries += 1;
+                std::thread::sleep(std::time::Duration::from_millis(5));
+            }
+            Err(rustix::io::Errno::WOULDBLOCK) => return Err(WriteError::Busy { path: shown() }),
+            // A filesystem without locks: the checks below still hold.
+            Err(_) => break,
+        }
     }
     if read_from_start(&mut original).map_err(io)? != expected {
         return Err(WriteError::Changed { path: shown() });

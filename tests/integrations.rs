@@ -342,6 +342,26 @@ fn sarif_json_lines_and_statistics() {
         out.contains("    1  HW201  workers-exceed-cores  [*]"),
         "{out}"
     );
+    // In JSON, the counts come with the memory check's outcomes, and nothing else is printed.
+    let (_, out) = run(
+        d.path(),
+        &["a.yaml", "--statistics", "--output-format", "json"],
+    );
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(v["memory"], run0["properties"]["memory"]);
+    let rules = v["rules"].as_array().unwrap();
+    assert_eq!(
+        rules
+            .iter()
+            .map(|r| r["count"].as_u64().unwrap())
+            .sum::<u64>(),
+        4,
+        "{out}"
+    );
+    assert!(
+        rules.contains(&serde_json::json!({"code": "HW201", "name": "workers-exceed-cores", "count": 1, "fixable": true})),
+        "{out}"
+    );
     // --output-file writes there instead of standard output.
     let (_, out) = run(
         d.path(),

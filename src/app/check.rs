@@ -58,6 +58,14 @@ fn is_human(format: OutputFormat) -> bool {
     matches!(format, OutputFormat::Full | OutputFormat::Concise)
 }
 
+/// The summary line follows human formats and the statistics table; the JSON statistics hold
+/// its counts themselves.
+fn summary_wanted(format: OutputFormat, args: &CheckArgs) -> bool {
+    !args.quiet
+        && (is_human(format)
+            || (args.statistics && !matches!(format, OutputFormat::Json | OutputFormat::JsonLines)))
+}
+
 pub(super) fn check(args: CheckArgs) -> Result<u8, Report> {
     let overrides = Overrides {
         config: args.config.clone(),
@@ -177,7 +185,7 @@ pub(super) fn check(args: CheckArgs) -> Result<u8, Report> {
     if !diff.is_empty() {
         code = 1;
     }
-    if !args.quiet && (is_human(format) || args.statistics) {
+    if summary_wanted(format, &args) {
         let line = report::summary(
             &results,
             &target_text(&results, &configs)?,
@@ -338,7 +346,9 @@ where
             Ok(())
         },
     )?;
-    if args.statistics {
+    if args.statistics && matches!(format, OutputFormat::Json | OutputFormat::JsonLines) {
+        out.write(&statistics.render_json(&counts.memory))?;
+    } else if args.statistics {
         out.write(&statistics.render())?;
     } else if format == OutputFormat::Json {
         out.write(&report::json_array(&json))?;
@@ -348,7 +358,7 @@ where
         out.write(&report::github_memory_notice(&counts.memory))?;
     }
     out.write(&fixes_shown)?;
-    if !args.quiet && (is_human(format) || args.statistics) {
+    if summary_wanted(format, args) {
         let line = report::summary_of(
             counts.clone(),
             &targets.text(configs)?,
@@ -505,7 +515,7 @@ fn check_stdin(
     result.settings = Some(settings);
     let results = vec![result];
     let mut rendered = render_all(format, &results, args);
-    if !args.quiet && (is_human(format) || args.statistics) {
+    if summary_wanted(format, args) {
         // The same summary line as for files; with --fix it goes with the diagnostics to
         // standard error, since standard output is the fixed text.
         rendered.push_str(&report::summary(

@@ -89,6 +89,20 @@ pub fn render_text(results: &[FileResult]) -> String {
             if let Some(why) = &run.setup.not_training {
                 out.push_str(&format!("  not a training run: {why}\n"));
             }
+            // The model the file describes, as the memory rules read it (V-JEPA's step names
+            // the tokens each part sees).
+            if let Some(inline) = &run.setup.architecture {
+                match crate::estimate::plan::inline_architecture(inline) {
+                    Some(a) => out.push_str(&format!("  model: {}\n", a.source)),
+                    None => out.push_str(&format!(
+                        "  model: described {}, not completely enough to estimate\n",
+                        inline.place()
+                    )),
+                }
+            }
+            if let Some(why) = &run.setup.architecture_unread {
+                out.push_str(&format!("  model not read: {why}\n"));
+            }
             for (concept, s) in &run.setup.settings {
                 let from = match &s.origin {
                     Origin::File { value_span, .. } => {

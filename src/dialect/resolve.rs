@@ -15,7 +15,11 @@ pub fn resolve(dialect: &Dialect, root: &Node) -> TrainingSetup {
         architecture_unread: None,
         unread: Default::default(),
     };
-    match architecture(dialect, root) {
+    let described = match architecture(dialect, root) {
+        Ok(None) => super::jepa::architecture(dialect, root),
+        other => other,
+    };
+    match described {
         Ok(a) => setup.architecture = a,
         Err(why) => setup.architecture_unread = Some(why),
     }
@@ -101,7 +105,7 @@ pub fn resolve(dialect: &Dialect, root: &Node) -> TrainingSetup {
                         .as_ref()
                         .is_some_and(|m| m.values().any(|v| v == default))
                 })
-                .unwrap_or(&spec.from[0])
+                .or(spec.from.first())?
                 .key
                 .clone();
             Some(Setting {
@@ -350,6 +354,17 @@ fn source_unread(
 
 pub(super) fn condition_holds(loader: Loader, root: &Node, cond: &Condition) -> Option<bool> {
     condition_in(loader, root, cond, false)
+}
+
+/// Whether `cond` does not hold for sure or cannot be known (a symbolic value).
+pub(super) fn unmet(loader: Loader, root: &Node, cond: &Condition) -> bool {
+    condition_holds(loader, root, cond) != Some(true)
+}
+
+/// The loaded value at a dotted key, when it is a plain one.
+pub(super) fn lookup_value(loader: Loader, root: &Node, key: &str) -> Option<Value> {
+    Some(root.get_dotted(key)?.as_scalar()?.value(loader))
+        .filter(|v| !matches!(v, Value::Unknown | Value::Null))
 }
 
 /// The node at a dotted key; with `dashes`, also under the spelling with `-` and `_` swapped

@@ -55,6 +55,9 @@ pub struct Dialect {
     /// A model the config describes by its dimensions (`[architecture]`), for the memory
     /// rules when the file names no model the catalog knows.
     pub architecture: Option<ArchitectureSpec>,
+    /// A V-JEPA training step (`[jepa]`): encoder, EMA target and predictor sized from the
+    /// config (src/dialect/jepa.rs).
+    pub jepa: Option<super::jepa::JepaSpec>,
     /// The key that names one setup among several in a file (openpi's `TrainConfig(name=...)`),
     /// quoted in messages so a finding says which setup it is about.
     pub setup_name: Option<String>,

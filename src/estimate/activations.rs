@@ -573,7 +573,8 @@ pub fn outside_per_sample(
             } else {
                 a.image_size
             } as f64;
-            let pixels = 3.0 * img * img;
+            // A video clip is `num_frames` images.
+            let pixels = 3.0 * img * img * a.num_frames.max(1) as f64;
             // The fp32 pixel batch, the patch conv's bf16 copy under autocast, final LayerNorm input.
             4.0 * pixels + if rg.autocast { 2.0 * pixels } else { 0.0 } + r * h * s
         }

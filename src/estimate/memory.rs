@@ -383,8 +383,10 @@ fn terms(plan: &Plan, frozen: bool) -> Terms {
         step_temp
     };
 
-    // Under ZeRO-3/FSDP only the gathered units (current and prefetched) are cast.
-    let cast_cache = match (rg.autocast, plan.zero_stage >= 3) {
+    // Under ZeRO-3/FSDP only the gathered units (current and prefetched) are cast. Autocast
+    // caches only the casts of leaf tensors that require grad (aten/src/ATen/autocast_mode.cpp,
+    // `cached_cast`): a frozen part's weights are cast afresh at each use, and nothing is kept.
+    let cast_cache = match (rg.autocast && !frozen, plan.zero_stage >= 3) {
         (false, _) => 0.0,
         (true, false) => 2.0 * (counts.matmul as f64 - cpu_routed),
         (true, true) => 2.0 * 2.0 * gpu_block_matmul,
@@ -395,7 +397,7 @@ fn terms(plan: &Plan, frozen: bool) -> Terms {
             .matmul
             .saturating_sub(a.num_layers * counts.block_matmul),
     };
-    let cast_kept_ckpt = if rg.autocast {
+    let cast_kept_ckpt = if rg.autocast && !frozen {
         2.0 * outside_matmul as f64
     } else {
         0.0
@@ -552,7 +554,18 @@ pub fn estimate(plan: &Plan) -> MemoryEstimate {
         Family::Composite => plan
             .part_plans()
             .iter()
-            .map(|(sub, frozen)| terms(sub, *frozen))
+            .zip(&plan.arch.parts)
+            .map(|((sub, frozen), part)| {
+                let mut t = terms(sub, *frozen);
+                // The frozen part's output the loss reads after backward begins: fp32, since
+                // autocast runs layer_norm in fp32.
+                let held = part.held_tokens.map_or(0.0, |n| {
+                    sub.batch.max(1) as f64 * n as f64 * part.arch.hidden_size as f64 * 4.0
+                });
+                t.acts_full += held;
+                t.acts_ckpt += held;
+                t
+            })
             .fold(Terms::default(), |acc, t| Terms {
                 params: acc.params + t.params,
                 trainable: acc.trainable + t.trainable,

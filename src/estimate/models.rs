@@ -130,8 +130,13 @@ pub enum Norm {
 pub struct Part {
     /// What the part is (`vision`, `vlm`, `action_expert`).
     pub name: String,
-    /// A catalog model.
+    /// A catalog model; with `dims`, only the part's label (V-JEPA 2's predictor).
+    #[serde(default)]
     pub model: String,
+    /// The part's own dimensions, when no catalog model describes it (a predictor the config
+    /// sizes): used instead of `model`.
+    #[serde(default)]
+    pub dims: Option<Box<Architecture>>,
     /// Frozen towers keep weights only: no gradients, optimizer state or activations.
     #[serde(default)]
     pub frozen: bool,
@@ -142,6 +147,11 @@ pub struct Part {
     pub tokens: Option<u64>,
     /// Image side in pixels (vision parts).
     pub image_size: Option<u64>,
+    /// Frames per clip (video parts): the pixel batch is frames x image.
+    pub frames: Option<u64>,
+    /// A frozen part whose output is held through backward (V-JEPA 2's EMA target features
+    /// and the targets gathered from them): tokens of it kept per sample, fp32, hidden wide.
+    pub held_tokens: Option<u64>,
     /// The part keeps its LM head and vocabulary loss (a vision-language model's language
     /// decoder); a language model inside a policy has none.
     #[serde(default)]
@@ -153,6 +163,21 @@ pub struct Part {
 
 fn one() -> u64 {
     1
+}
+
+impl Part {
+    /// Fills the part's architecture: its own dimensions, else the catalog model `base`.
+    pub fn resolve(&mut self, base: &Architecture) {
+        let mut arch = match &self.dims {
+            Some(d) => (**d).clone(),
+            None => base.clone(),
+        };
+        if arch.name.is_empty() {
+            arch.name = self.model.clone();
+        }
+        arch.no_lm_loss = !self.lm_loss;
+        *self.arch = arch;
+    }
 }
 
 /// Declares [`Architecture`] and the table it is read from (`family` there names the [`Kind`];
@@ -300,6 +325,9 @@ architecture! {
     pub type_vocab_size: u64,
     #[serde(default)]
     pub image_size: u64,
+    /// Video models: frames per clip (the pixels are frames x image); 0 for an image model.
+    #[serde(default)]
+    pub num_frames: u64,
     #[serde(default)]
     pub patch_size: u64,
     #[serde(default)]
@@ -483,9 +511,7 @@ pub fn catalog() -> &'static [Architecture] {
             for part in &mut a.parts {
                 // Unit-tested: every part names a catalog model.
                 if let Some(base) = plain.iter().find(|m| m.name == part.model) {
-                    let mut arch = base.clone();
-                    arch.no_lm_loss = !part.lm_loss;
-                    *part.arch = arch;
+                    part.resolve(base);
                 }
             }
         }

@@ -157,12 +157,35 @@ pub fn find_model(name: &str, declared: &[Architecture], base: &Path) -> Option<
 pub fn inline_architecture(inline: &crate::dialect::InlineModel) -> Option<Architecture> {
     let mut arch: Architecture = toml::Value::Table(inline.table.clone()).try_into().ok()?;
     arch.name = inline.key.clone();
-    arch.source = if inline.flat {
+    arch.source = if !arch.source.is_empty() {
+        format!(
+            "{}, from the keys under `{}` and its data and mask settings",
+            arch.source, inline.key
+        )
+    } else if inline.flat {
         format!("the dimensions the config gives (`{}`, ...)", inline.key)
     } else {
         format!("the dimensions under `{}` in the config", inline.key)
     };
+    // A composite's parts: a catalog model each, or their own dimensions.
+    for part in &mut arch.parts {
+        let base = match (&part.dims, lookup(&part.model)) {
+            (Some(_), _) => Architecture::default(),
+            (None, Some(base)) => base.clone(),
+            (None, None) => return None,
+        };
+        part.resolve(&base);
+    }
     let ok = match arch.family {
+        Family::Composite => {
+            !arch.parts.is_empty()
+                && arch.parts.iter().all(|p| {
+                    p.arch.hidden_size > 0
+                        && p.arch.num_layers > 0
+                        && p.arch.num_heads > 0
+                        && p.arch.implausible().is_none()
+                })
+        }
         Family::Vit => arch.hidden_size > 0 && arch.num_layers > 0 && arch.num_heads > 0,
         Family::Llama | Family::Gpt2 | Family::Gemma | Family::Opt => {
             arch.hidden_size > 0 && arch.num_layers > 0 && arch.num_heads > 0 && arch.vocab_size > 0
@@ -226,12 +249,26 @@ pub fn plan_for(i: &Inputs) -> Result<Planned, Gap> {
         // No model named: the one the file describes by its dimensions.
         (None, Some(inline)) => {
             let arch = inline_architecture(inline).ok_or(Gap::Missing("model"))?;
-            described = format!(
-                "the {}-layer, {}-wide model {}",
-                arch.num_layers,
-                arch.hidden_size,
-                inline.place()
-            );
+            described = if arch.family == Family::Composite {
+                let parts: Vec<String> = arch
+                    .parts
+                    .iter()
+                    .map(|p| {
+                        format!(
+                            "{} ({} x {})",
+                            p.name, p.arch.num_layers, p.arch.hidden_size
+                        )
+                    })
+                    .collect();
+                format!("the model {}: {}", inline.place(), parts.join(", "))
+            } else {
+                format!(
+                    "the {}-layer, {}-wide model {}",
+                    arch.num_layers,
+                    arch.hidden_size,
+                    inline.place()
+                )
+            };
             (described.as_str(), arch)
         }
         (None, None) => return Err(Gap::Missing("model")),
@@ -589,7 +626,8 @@ pub fn plan_for(i: &Inputs) -> Result<Planned, Gap> {
         s.is_unknown(Concept::ZeroStage) || s.is_unknown(Concept::Fsdp) || deepspeed_unread;
     let sharding = match (i.data_parallel, stage) {
         (Some(1), _) => Sharding::Known { stage: 0, gpus: 1 },
-        (_, Some(0)) if i.sharding_in_file_only && !unknown => {
+        // A file that names no sharding where only the file can shard runs unsharded.
+        (_, Some(0) | None) if i.sharding_in_file_only && !unknown => {
             Sharding::Known { stage: 0, gpus: 1 }
         }
         (Some(n), Some(z)) if !unknown => Sharding::Known {
@@ -675,7 +713,10 @@ pub fn plan_for(i: &Inputs) -> Result<Planned, Gap> {
     // A model the config describes runs the framework's own block code (OLMo's fused q/k/v
     // projection and norms), not the Hugging Face modules the activation recipes were measured
     // on: its activations are bounded, as fused kernels are.
-    let own_blocks_lower = inline.then(|| {
+    // V-JEPA's step is made of ViT blocks (pre-LayerNorm attention and GELU MLP, as the
+    // catalog's ViT): only a model described by its dimensions alone runs blocks of its own.
+    let own_blocks = inline && plan.arch.family != Family::Composite;
+    let own_blocks_lower = own_blocks.then(|| {
         bounded.push(Bound::new(
             "the framework's own blocks (dimensions from the config, not a catalog model): activations between full checkpointing and none",
             Decider::Unmodelled,

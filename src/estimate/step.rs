@@ -312,6 +312,9 @@ impl Plan {
                 sub.batch = self.batch.max(1).saturating_mul(part.count.max(1));
                 sub.seq_len = part.tokens.unwrap_or(0);
                 sub.image_size = part.image_size.unwrap_or(self.image_size);
+                if let Some(frames) = part.frames {
+                    sub.arch.num_frames = frames;
+                }
                 // LoRA adapts the parts that train (openpi's gemma_2b_lora / gemma_300m_lora).
                 if part.frozen {
                     sub.lora = None;

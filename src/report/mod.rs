@@ -72,6 +72,18 @@ impl MemoryCounts {
         }
     }
 
+    /// The counts as JSON (SARIF's run properties, `--statistics` JSON): runs checked, not
+    /// decided (and by what), not checked (and for want of what).
+    pub fn to_json(&self) -> serde_json::Value {
+        serde_json::json!({
+            "checked": self.checked,
+            "bounded": self.bounded,
+            "decided_by": self.decided_by,
+            "not_checked": self.not_checked,
+            "needs": self.needs,
+        })
+    }
+
     fn count(&mut self, o: &crate::rules::outcome::Outcome) {
         use crate::rules::outcome::Outcome;
         match o {

@@ -207,14 +207,7 @@ impl Sarif {
         }
         // What the memory check concluded over the runs: checked, not decided (with what
         // decides it) or not checked (with what it needs); HW901 notes are each run's own.
-        let m = &self.memory;
-        run["properties"] = json!({ "memory": {
-            "checked": m.checked,
-            "bounded": m.bounded,
-            "decided_by": m.decided_by,
-            "not_checked": m.not_checked,
-            "needs": m.needs,
-        }});
+        run["properties"] = json!({ "memory": self.memory.to_json() });
         let sarif = json!({
             "$schema": "https://json.schemastore.org/sarif-2.1.0.json",
             "version": "2.1.0",

@@ -36,12 +36,36 @@ impl Statistics {
     pub fn render(self) -> String {
         render_rows(self.counts)
     }
+
+    /// `--statistics --output-format json`: ruff's rows (`code`, `name`, `count`, `fixable`),
+    /// most frequent first, under `rules`, and what the memory check concluded over the runs
+    /// under `memory`, so a script tells a checked run from one that was not.
+    pub fn render_json(self, memory: &super::MemoryCounts) -> String {
+        let rules: Vec<serde_json::Value> = sorted(self.counts)
+            .into_iter()
+            .map(|(code, (count, name, fixable))| {
+                serde_json::json!({ "code": code, "name": name, "count": count, "fixable": fixable })
+            })
+            .collect();
+        let doc = serde_json::json!({ "rules": rules, "memory": memory.to_json() });
+        let mut s = serde_json::to_string_pretty(&doc).unwrap_or_default();
+        s.push('\n');
+        s
+    }
+}
+
+type Row = (&'static str, (usize, &'static str, bool));
+
+/// Most frequent first; ties by code.
+fn sorted(counts: BTreeMap<&'static str, (usize, &'static str, bool)>) -> Vec<Row> {
+    let mut rows: Vec<Row> = counts.into_iter().collect();
+    rows.sort_by(|a, b| b.1 .0.cmp(&a.1 .0).then(a.0.cmp(b.0)));
+    rows
 }
 
 fn render_rows(counts: BTreeMap<&'static str, (usize, &'static str, bool)>) -> String {
-    let mut rows: Vec<_> = counts.into_iter().collect();
-    rows.sort_by(|a, b| b.1 .0.cmp(&a.1 .0).then(a.0.cmp(b.0)));
-    rows.iter()
+    sorted(counts)
+        .iter()
         .map(|(code, (n, name, fix))| {
             format!(
                 "{n:>5}  {code}  {name}{}\n",

@@ -60,7 +60,7 @@
 //! default target the GPU is a guess: the fix is shown, not applied.
 
 use super::memory::{
-    batch_fix, batch_phrase, for_target, gib, gpu_named, largest_divisor_at_most, largest_terms,
+    batch_fix, batch_phrase, for_target, gib, gpu_named, largest_terms, micro_batch_to_set,
     need_with, per_device_batch,
 };
 use super::{Context, Violation};
@@ -145,7 +145,7 @@ pub(crate) fn check(ctx: &Context) -> Vec<Violation> {
     let fitting = if only_one.is_some() { 1 } else { under_line };
     let fix = match per_device_batch(ctx) {
         Some(per_device) if fitting >= 1 => for_target(ctx, {
-            let micro = largest_divisor_at_most(per_device, fitting);
+            let micro = micro_batch_to_set(ctx, per_device, fitting);
             let low = need_with(plan, micro as u64, plan.checkpointing);
             // The micro-batch is sized to the least the step can need; where that is a bound
             // (sharding over GPUs hwlint does not know, options between two ends), say what
@@ -198,7 +198,7 @@ pub(crate) fn check(ctx: &Context) -> Vec<Violation> {
                 .get(crate::dialect::Concept::Processes)
                 .and_then(|s| s.origin.implied_by());
             let shard;
-            if !m.sharding_unknown && plan.zero_stage < 3 {
+            if !m.sharding_unknown && plan.zero_stage < 3 && sharding_can_be_set(ctx) {
                 shard = match implied {
                     Some(by) => {
                         format!("shard the model states over more GPUs, which {by} does not do")
@@ -223,6 +223,17 @@ pub(crate) fn check(ctx: &Context) -> Vec<Violation> {
         span: ctx.batch_span(),
         fix,
     }]
+}
+
+/// Whether the run can shard its model states: the dialect has a key for ZeRO, FSDP or a
+/// DeepSpeed config, or a launcher may add sharding the file does not name. V-JEPA wraps its
+/// models in DDP and nothing else, so no message tells its user to shard.
+fn sharding_can_be_set(ctx: &Context) -> bool {
+    use crate::dialect::Concept;
+    !ctx.dialect.semantics.sharding_in_file_only
+        || [Concept::ZeroStage, Concept::Fsdp, Concept::DeepspeedConfig]
+            .iter()
+            .any(|c| ctx.dialect.settings.contains_key(c))
 }
 
 /// Whether the file can turn activation checkpointing on: a key of the dialect reads a value

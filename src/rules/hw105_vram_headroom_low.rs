@@ -23,7 +23,7 @@
 //! shown, not applied; whether the headroom is worth a slower step is the author's call.
 
 use super::memory::{
-    batch_fix, batch_phrase, gib, gpu_named, largest_divisor_at_most, need_with, per_device_batch,
+    batch_fix, batch_phrase, gib, gpu_named, micro_batch_to_set, need_with, per_device_batch,
 };
 use super::{Context, Violation};
 use crate::estimate::memory::Checkpointing;
@@ -47,7 +47,7 @@ pub(crate) fn check(ctx: &Context) -> Vec<Violation> {
     let fitting = max_micro_batch(plan, m.verdict.usable_bytes, HEADROOM_LINE) as i64;
     let fix = match per_device_batch(ctx) {
         Some(per_device) if fitting >= 1 => {
-            let micro = largest_divisor_at_most(per_device, fitting);
+            let micro = micro_batch_to_set(ctx, per_device, fitting);
             batch_fix(ctx, micro, per_device, "under 90% of usable memory").map(|mut f| {
                 f.applicability = Applicability::DisplayOnly;
                 f

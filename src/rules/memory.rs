@@ -71,6 +71,21 @@ pub(crate) fn largest_divisor_at_most(n: i64, limit: i64) -> i64 {
     (1..=limit.min(n)).rev().find(|d| n % d == 0).unwrap_or(1)
 }
 
+/// The micro-batch a fix sets, out of `fitting` (the largest that fits): a divisor of the
+/// per-device batch where accumulation can keep it, else the largest that fits, since the
+/// effective batch changes whatever the fix writes (V-JEPA has no accumulation).
+pub(crate) fn micro_batch_to_set(ctx: &Context, per_device: i64, fitting: i64) -> i64 {
+    let keeps = ctx.setup.get(Concept::GradAccum).is_some()
+        || ctx.dialect.semantics.accumulation_derived
+        || ctx.dialect.semantics.global_batch_minus_one_is_derived
+        || global_batch_keeps(ctx, per_device).is_some();
+    if keeps {
+        largest_divisor_at_most(per_device, fitting)
+    } else {
+        fitting.clamp(1, per_device.max(1))
+    }
+}
+
 /// A fix that sets the micro-batch to `micro` and the accumulation so that micro-batch x
 /// accumulation stays `per_device` (exact: `micro` divides it). Safe when both keys can be
 /// written; unsafe (micro-batch only) when the dialect has no accumulation key.

@@ -1,0 +1,537 @@
+//! V-JEPA's training step as a composite model (`[jepa]` in a dialect): a context encoder over
+//! the tokens its masks leave, an EMA target encoder over the whole clip, and a predictor over
+//! context and masked tokens, each sized from the config.
+//!
+//! What each part sees follows facebookresearch/vjepa2 at c2963a47:
+//! - the encoder drops the masked tokens before its blocks and runs every mask's context as
+//!   more samples of the batch (src/models/vision_transformer.py:178-186, src/masks/utils.py);
+//! - the target encoder runs on the whole clip under `torch.no_grad()` and its layer-normed
+//!   output is kept for the loss (app/vjepa/train.py:429-433, 440-442);
+//! - the predictor concatenates each mask's context with one mask token per target token
+//!   (src/models/predictor.py:205-212): at most the clip's tokens per mask;
+//! - each mask's context is the clip's tokens outside `num_blocks` blocks, cut to the batch's
+//!   smallest context (src/masks/multiseq_multiblock3d.py:155-215).
+//!
+//! Not counted: the loss's fp32 difference and its absolute value per target token
+//! (train.py:440-449), which live from the end of forward until the loss's own backward, before
+//! any block is recomputed; and RoPE's rotated copies of q and k (`use_rope`), two 16-bit
+//! hidden-wide tensors per token in a block being recomputed.
+
+use serde::Deserialize;
+
+use super::resolve::{condition_text, lookup_value, unmet};
+use super::setup::InlineModel;
+use super::spec::{Condition, Dialect};
+use crate::syntax::{Loader, Node, NodeKind, Value};
+
+/// The most tokens per clip hwlint sizes.
+const MAX_CLIP_TOKENS: u64 = 1 << 20;
+
+/// Where a V-JEPA config keeps the inputs of its step.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct JepaSpec {
+    /// The mapping findings about the model point at (`model`).
+    pub at: String,
+    /// The step is V-JEPA's only when these hold (`app: vjepa`).
+    #[serde(default)]
+    pub when: Vec<Condition>,
+    /// The key naming the encoder, and its values -> catalog models.
+    pub encoder: String,
+    pub encoders: std::collections::BTreeMap<String, String>,
+    pub predictor_depth: String,
+    pub predictor_width: String,
+    /// Absent: the encoder's head count.
+    pub predictor_heads: String,
+    pub predictor_mlp_ratio: f64,
+    /// A list: frames per clip of each dataset; the longest sizes the step.
+    pub frames: String,
+    pub tubelet: String,
+    pub patch: String,
+    pub crop: String,
+    pub crop_default: u64,
+    /// The list of mask generators.
+    pub masks: String,
+}
+
+/// One mask generator of the list: blocks of a sampled size placed at random, the context
+/// being what no block covers.
+#[derive(Debug, Clone, PartialEq)]
+pub struct BlockMask {
+    pub spatial_scale: (f64, f64),
+    pub temporal_scale: (f64, f64),
+    pub aspect_ratio: (f64, f64),
+    pub num_blocks: u64,
+    pub max_temporal_keep: f64,
+    pub max_keep: Option<u64>,
+    /// The encoder sees the blocks and the predictor the rest (`inv_block`).
+    pub inverted: bool,
+}
+
+/// The token grid of one clip: time steps x rows x columns.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Grid {
+    pub duration: u64,
+    pub height: u64,
+    pub width: u64,
+}
+
+impl Grid {
+    pub fn tokens(self) -> u64 {
+        self.duration * self.height * self.width
+    }
+}
+
+/// How many of a block's `n` positions along one axis of `len` cells cover each cell: the
+/// block's start is uniform over `0..=len-n` (torch.randint(0, len - n + 1)).
+fn coverage(len: u64, n: u64) -> Vec<f64> {
+    let n = n.clamp(1, len.max(1));
+    let starts = (len - n + 1) as f64;
+    (0..len)
+        .map(|c| {
+            let first = c.saturating_sub(n - 1);
+            let last = c.min(len - n);
+            (last + 1 - first) as f64 / starts
+        })
+        .collect()
+}
+
+/// Block size for one draw of the scales, as `_sample_block_size` computes it
+/// (multiseq_multiblock3d.py:129-153).
+fn block_size(g: Grid, m: &BlockMask, rt: f64, rs: f64, ra: f64) -> (u64, u64, u64) {
+    let lerp = |(lo, hi): (f64, f64), r: f64| lo + r * (hi - lo);
+    let t = ((g.duration as f64 * lerp(m.temporal_scale, rt)) as u64).max(1);
+    let keep = (g.height as f64 * g.width as f64 * lerp(m.spatial_scale, rs)) as u64 as f64;
+    let ar = lerp(m.aspect_ratio, ra);
+    let h = ((keep * ar).sqrt().round() as u64).min(g.height);
+    let w = ((keep / ar).sqrt().round() as u64).min(g.width);
+    (t, h, w)
+}
+
+/// The expected tokens a sample's context keeps under `m`, at the draw of block size that keeps
+/// the most (the size is drawn once per step for the whole batch). A cell is kept when none of
+/// the `num_blocks` independent blocks covers it, and only within the first
+/// `max_temporal_keep` of the clip; a block of zero rows or columns covers nothing.
+pub fn expected_context(g: Grid, m: &BlockMask) -> f64 {
+    const STEPS: usize = 9;
+    // A range that is one value is drawn once.
+    let draws = |(lo, hi): (f64, f64)| -> Vec<f64> {
+        if lo == hi {
+            vec![0.0]
+        } else {
+            (0..STEPS).map(|i| i as f64 / (STEPS - 1) as f64).collect()
+        }
+    };
+    let context_duration =
+        ((g.duration as f64 * m.max_temporal_keep.clamp(0.0, 1.0)) as u64).max(1);
+    let mut best: f64 = 0.0;
+    for rt in draws(m.temporal_scale) {
+        for rs in draws(m.spatial_scale) {
+            for ra in draws(m.aspect_ratio) {
+                let (t, h, w) = block_size(g, m, rt, rs, ra);
+                let empty = h == 0 || w == 0;
+                let (pt, ph, pw) = (
+                    coverage(g.duration, t),
+                    coverage(g.height, h),
+                    coverage(g.width, w),
+                );
+                let mut kept = 0.0;
+                for &cd in pt.iter().take(context_duration as usize) {
+                    for &cy in &ph {
+                        for &cx in &pw {
+                            let p = if empty { 0.0 } else { cd * cy * cx };
+                            kept += (1.0 - p).powi(m.num_blocks.min(i32::MAX as u64) as i32);
+                        }
+                    }
+                }
+                best = best.max(kept);
+            }
+        }
+    }
+    let kept = best.max(1.0);
+    let kept = m.max_keep.map_or(kept, |k| kept.min(k as f64));
+    if m.inverted {
+        (g.tokens() as f64 - kept).max(1.0)
+    } else {
+        kept
+    }
+}
+
+fn number(loader: Loader, node: &Node) -> Option<f64> {
+    match node.as_scalar()?.value(loader) {
+        v @ (Value::Int(_) | Value::Float(_)) => v.as_f64(),
+        _ => None,
+    }
+}
+
+fn pair(loader: Loader, node: &Node) -> Option<(f64, f64)> {
+    match &node.kind {
+        NodeKind::Seq(items) if items.len() == 2 => {
+            Some((number(loader, &items[0])?, number(loader, &items[1])?))
+        }
+        _ => None,
+    }
+}
+
+/// Reads one mask generator; the message names the key that is missing or not plain.
+fn block_mask(loader: Loader, node: &Node, at: &str) -> Result<BlockMask, String> {
+    let get = |k: &str| node.as_map().and_then(|m| m.get(k));
+    let need_pair = |k: &str| {
+        get(k)
+            .and_then(|n| pair(loader, n))
+            .ok_or_else(|| format!("`{at}.{k}` is not a pair of numbers"))
+    };
+    let flag = |k: &str| {
+        get(k).is_some_and(|n| {
+            n.as_scalar()
+                .is_some_and(|s| s.value(loader) == Value::Bool(true))
+        })
+    };
+    let num_blocks = get("num_blocks")
+        .and_then(|n| number(loader, n))
+        .filter(|n| *n >= 1.0 && n.fract() == 0.0)
+        .ok_or_else(|| format!("`{at}.num_blocks` is not a whole number"))?;
+    Ok(BlockMask {
+        spatial_scale: need_pair("spatial_scale")?,
+        temporal_scale: need_pair("temporal_scale")?,
+        aspect_ratio: need_pair("aspect_ratio")?,
+        num_blocks: num_blocks as u64,
+        max_temporal_keep: get("max_temporal_keep")
+            .and_then(|n| number(loader, n))
+            .unwrap_or(1.0),
+        max_keep: get("max_keep")
+            .and_then(|n| number(loader, n))
+            .filter(|n| *n >= 1.0)
+            .map(|n| n as u64),
+        inverted: flag("inv_block"),
+    })
+}
+
+/// The step the file describes: `None` when the dialect has no `[jepa]` or the file lacks its
+/// mapping; an error naming the input that is missing or not read.
+pub fn architecture(dialect: &Dialect, root: &Node) -> Result<Option<InlineModel>, String> {
+    let Some(spec) = dialect.jepa.as_ref() else {
+        return Ok(None);
+    };
+    let loader = dialect.loader;
+    let Some(at) = root.get_dotted(&spec.at) else {
+        return Ok(None);
+    };
+    if let Some(cond) = spec.when.iter().find(|c| unmet(loader, root, c)) {
+        let value = match lookup_value(loader, root, &cond.key) {
+            Some(Value::Str(s)) => format!("`{}` is `{s}`", cond.key),
+            _ => format!("`{}` is not a plain value", cond.key),
+        };
+        return Err(format!(
+            "{value}, and hwlint sizes only V-JEPA's pretraining step, where {}",
+            condition_text(cond)
+        ));
+    }
+    let int = |key: &str| -> Result<u64, String> {
+        lookup_value(loader, root, key)
+            .and_then(|v| v.as_f64())
+            .filter(|n| *n >= 1.0 && n.fract() == 0.0 && *n < 1e9)
+            .map(|n| n as u64)
+            .ok_or_else(|| format!("`{key}` is not set to a whole number"))
+    };
+    let name = match lookup_value(loader, root, &spec.encoder) {
+        Some(Value::Str(s)) => s,
+        _ => return Err(format!("`{}` is not set", spec.encoder)),
+    };
+    let Some(encoder) = spec.encoders.get(&name) else {
+        let known: Vec<&str> = spec.encoders.keys().map(String::as_str).collect();
+        return Err(format!(
+            "`{}` is `{name}`, and hwlint sizes only {}",
+            spec.encoder,
+            known.join(", ")
+        ));
+    };
+    let Some(enc) = crate::estimate::models::lookup(encoder) else {
+        return Err(format!("the catalog has no `{encoder}`"));
+    };
+    let depth = int(&spec.predictor_depth)?;
+    let width = int(&spec.predictor_width)?;
+    let heads = match root.get_dotted(&spec.predictor_heads) {
+        Some(n)
+            if n.as_scalar()
+                .is_some_and(|s| s.value(loader) == Value::Null) =>
+        {
+            enc.num_heads
+        }
+        None => enc.num_heads,
+        Some(_) => int(&spec.predictor_heads)?,
+    };
+    let frames = match root.get_dotted(&spec.frames).map(|n| &n.kind) {
+        Some(NodeKind::Seq(items)) if !items.is_empty() => items
+            .iter()
+            .map(|n| number(loader, n).filter(|f| *f >= 1.0 && f.fract() == 0.0))
+            .collect::<Option<Vec<f64>>>()
+            .map(|v| v.into_iter().fold(0.0, f64::max) as u64)
+            .ok_or_else(|| format!("`{}` is not a list of whole numbers", spec.frames))?,
+        _ => return Err(format!("`{}` is not a list of frame counts", spec.frames)),
+    };
+    let tubelet = int(&spec.tubelet)?;
+    let patch = int(&spec.patch)?;
+    let crop = match root.get_dotted(&spec.crop) {
+        None => spec.crop_default,
+        Some(_) => int(&spec.crop)?,
+    };
+    let grid = Grid {
+        duration: frames / tubelet,
+        height: crop / patch,
+        width: crop / patch,
+    };
+    let n = grid
+        .duration
+        .checked_mul(grid.height)
+        .and_then(|x| x.checked_mul(grid.width))
+        .unwrap_or(u64::MAX);
+    if n == 0 {
+        return Err(format!(
+            "`{}` / `{}` or `{}` / `{}` is below one token",
+            spec.frames, spec.tubelet, spec.crop, spec.patch
+        ));
+    }
+    // The largest published clip is 18,432 tokens (ViT-g at 384 px over 64 frames); a clip of
+    // millions is a typo, and its masks would take minutes to place.
+    if n > MAX_CLIP_TOKENS {
+        return Err(format!(
+            "a clip of {} frames / tubelet {tubelet} x ({crop} / {patch})^2 tokens is over {MAX_CLIP_TOKENS}, more than hwlint sizes",
+            frames
+        ));
+    }
+    let masks = match root.get_dotted(&spec.masks).map(|n| &n.kind) {
+        Some(NodeKind::Seq(items)) if !items.is_empty() => items
+            .iter()
+            .enumerate()
+            .map(|(i, n)| block_mask(loader, n, &format!("{}.{i}", spec.masks)))
+            .collect::<Result<Vec<_>, _>>()?,
+        _ => return Err(format!("`{}` is not a list of masks", spec.masks)),
+    };
+    let context: f64 = masks.iter().map(|m| expected_context(grid, m)).sum();
+    let context = context.ceil() as u64;
+    let count = masks.len() as u64;
+    let clip = format!("{n} tokens: {frames} frames / tubelet {tubelet} x ({crop} / {patch})^2");
+    let table = step_table(
+        encoder,
+        (depth, width, heads),
+        spec,
+        (crop, frames),
+        (n, &clip),
+        (context, count),
+    );
+    Ok(Some(InlineModel {
+        table,
+        key: spec.at.clone(),
+        span: at.span.clone(),
+        flat: false,
+    }))
+}
+
+/// The composite the step makes: `(depth, width, heads)` of the predictor, `(crop, frames)` of
+/// a clip of `clip` tokens (and how they are counted), and the `context` tokens its `masks`
+/// leave over all masks.
+fn step_table(
+    encoder: &str,
+    (depth, width, heads): (u64, u64, u64),
+    spec: &JepaSpec,
+    (crop, frames): (u64, u64),
+    (clip, counted): (u64, &str),
+    (context, masks): (u64, u64),
+) -> toml::Table {
+    let int = |n: u64| toml::Value::Integer(n.min(i64::MAX as u64) as i64);
+    let mut predictor = toml::Table::new();
+    predictor.insert("family".into(), "vit".into());
+    predictor.insert("hidden_size".into(), int(width));
+    predictor.insert("num_layers".into(), int(depth));
+    predictor.insert("num_heads".into(), int(heads));
+    predictor.insert(
+        "intermediate_size".into(),
+        int((width as f64 * spec.predictor_mlp_ratio) as u64),
+    );
+    let part = |entries: Vec<(&str, toml::Value)>| {
+        toml::Value::Table(
+            entries
+                .into_iter()
+                .map(|(k, v)| (k.to_string(), v))
+                .collect(),
+        )
+    };
+    let parts = vec![
+        part(vec![
+            ("name", "context encoder".into()),
+            ("model", encoder.into()),
+            ("tokens", int(context)),
+            ("image_size", int(crop)),
+            ("frames", int(frames)),
+        ]),
+        part(vec![
+            ("name", "EMA target encoder".into()),
+            ("model", encoder.into()),
+            ("frozen", true.into()),
+            ("tokens", int(clip)),
+            ("image_size", int(crop)),
+            ("frames", int(frames)),
+            // Each mask's targets gathered from its layer-normed output, held by the step
+            // through backward (train.py:441 rebinds `h` to them): the tokens the mask's
+            // context leaves, at most.
+            ("held_tokens", int((clip * masks).saturating_sub(context))),
+        ]),
+        part(vec![
+            ("name", "predictor".into()),
+            ("model", "predictor".into()),
+            ("dims", toml::Value::Table(predictor)),
+            ("count", int(masks)),
+            ("tokens", int(clip)),
+            ("image_size", int(0)),
+        ]),
+    ];
+    let mut table = toml::Table::new();
+    table.insert("family".into(), "composite".into());
+    table.insert("parts".into(), toml::Value::Array(parts));
+    table.insert(
+        "source".into(),
+        format!(
+            "V-JEPA's step: {encoder} over the ~{context} tokens its {masks} masks leave as context (expected), its EMA copy over the clip's {counted}, and a {depth}-block, {width}-wide predictor over {masks} x {clip} tokens"
+        )
+        .into(),
+    );
+    table
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn mask(scale: f64, blocks: u64) -> BlockMask {
+        BlockMask {
+            spatial_scale: (scale, scale),
+            temporal_scale: (1.0, 1.0),
+            aspect_ratio: (0.75, 1.5),
+            num_blocks: blocks,
+            max_temporal_keep: 1.0,
+            max_keep: None,
+            inverted: false,
+        }
+    }
+
+    fn read(yaml: &str) -> Result<Option<InlineModel>, String> {
+        let dialects = crate::dialect::builtin();
+        let d = dialects.iter().find(|d| d.name == "vjepa").unwrap();
+        let doc = crate::syntax::parse(yaml, crate::syntax::Format::Yaml).unwrap();
+        architecture(d, &doc.roots[0])
+    }
+
+    const STEP: &str = "app: vjepa\ndata:\n  crop_size: 256\n  patch_size: 16\n  tubelet_size: 2\n  dataset_fpcs: [16, 64]\nmask:\n- {aspect_ratio: [0.75, 1.5], num_blocks: 8, spatial_scale: [0.15, 0.15], temporal_scale: [1.0, 1.0]}\nmodel:\n  model_name: vit_large\n  pred_depth: 12\n  pred_embed_dim: 384\n  pred_num_heads: null\n";
+
+    #[test]
+    fn the_step_is_read_from_the_config() {
+        let m = read(STEP).unwrap().unwrap();
+        let a = crate::estimate::plan::inline_architecture(&m).unwrap();
+        let parts: Vec<(&str, u64, u64, bool)> = a
+            .parts
+            .iter()
+            .map(|p| {
+                (
+                    p.name.as_str(),
+                    p.arch.num_layers,
+                    p.arch.hidden_size,
+                    p.frozen,
+                )
+            })
+            .collect();
+        assert_eq!(
+            parts,
+            [
+                ("context encoder", 24, 1024, false),
+                ("EMA target encoder", 24, 1024, true),
+                ("predictor", 12, 384, false),
+            ]
+        );
+        // The longest clip (64 frames): 32 x 16 x 16 tokens; the predictor takes the
+        // encoder's 16 heads when `pred_num_heads` is null.
+        assert_eq!(a.parts[1].tokens, Some(8192));
+        assert_eq!(a.parts[2].arch.num_heads, 16);
+        assert_eq!(a.parts[2].arch.intermediate_size, Some(1536));
+        let context = a.parts[0].tokens.unwrap();
+        assert!((3000..=3400).contains(&context), "{context}");
+        assert_eq!(a.parts[1].held_tokens, Some(8192 - context));
+    }
+
+    #[test]
+    fn a_step_it_cannot_size_says_which_key_and_why() {
+        let droid = STEP.replace("app: vjepa", "app: vjepa_droid");
+        assert!(read(&droid).unwrap_err().contains("`app` is `vjepa_droid`"));
+        let unknown = STEP.replace("vit_large", "vit_tiny");
+        assert!(read(&unknown)
+            .unwrap_err()
+            .contains("`model.model_name` is `vit_tiny`"));
+        let no_patch = STEP.replace("  patch_size: 16\n", "");
+        assert!(read(&no_patch).unwrap_err().contains("`data.patch_size`"));
+        // A typo of millions of frames is refused before any mask is placed.
+        let huge = STEP.replace("[16, 64]", "[16, 4294967296]");
+        assert!(read(&huge).unwrap_err().contains("more than hwlint sizes"));
+        let no_blocks = STEP.replace("num_blocks: 8, ", "");
+        assert!(read(&no_blocks)
+            .unwrap_err()
+            .contains("`mask.0.num_blocks`"));
+    }
+
+    #[test]
+    fn coverage_counts_the_starts_that_cover_a_cell() {
+        // A 3-wide block on 5 cells starts at 0, 1 or 2: the middle cell is always covered.
+        assert_eq!(
+            coverage(5, 3),
+            vec![1.0 / 3.0, 2.0 / 3.0, 1.0, 2.0 / 3.0, 1.0 / 3.0]
+        );
+        assert_eq!(coverage(4, 4), vec![1.0; 4]);
+    }
+
+    #[test]
+    fn the_expected_context_matches_a_replay_of_the_mask_collator() {
+        // A pure-Python replay of `_MaskGenerator` (300 steps, seed 0) kept, per sample, 37.9%
+        // of a 16 x 16 grid under 8 blocks of 15% and 19.0% under 2 blocks of 70%; on 24 x 24,
+        // 39.1% and 19.6%. The cells near the edges are covered less often than (1 - 0.15)^8
+        // = 27% assumes.
+        for (side, eight, two) in [(16, 0.379, 0.190), (24, 0.391, 0.196)] {
+            let g = Grid {
+                duration: 1,
+                height: side,
+                width: side,
+            };
+            let n = g.tokens() as f64;
+            let a = expected_context(g, &mask(0.15, 8)) / n;
+            let b = expected_context(g, &mask(0.7, 2)) / n;
+            // The estimate takes the aspect ratio that keeps the most: at or a little above
+            // the replay's average over ratios.
+            assert!(a >= eight - 0.01 && a <= eight + 0.04, "{side}: {a}");
+            assert!(b >= two - 0.01 && b <= two + 0.04, "{side}: {b}");
+        }
+    }
+
+    #[test]
+    fn the_context_spans_only_the_frames_it_may_keep() {
+        let g = Grid {
+            duration: 8,
+            height: 16,
+            width: 16,
+        };
+        let all = expected_context(g, &mask(0.15, 8));
+        let half = expected_context(
+            g,
+            &BlockMask {
+                max_temporal_keep: 0.5,
+                ..mask(0.15, 8)
+            },
+        );
+        assert!((half - all / 2.0).abs() < 1e-6, "{half} vs {all}");
+        let capped = expected_context(
+            g,
+            &BlockMask {
+                max_keep: Some(100),
+                ..mask(0.15, 8)
+            },
+        );
+        assert_eq!(capped, 100.0);
+    }
+}
