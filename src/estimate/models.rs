@@ -145,6 +145,9 @@ pub struct Part {
     pub count: u64,
     /// Tokens per sample (language/action parts).
     pub tokens: Option<u64>,
+    /// Where the tokens vary from step to step (V-JEPA's random masks): a typical step's, with
+    /// `tokens` the most a step keeps. The estimate is then bounded between the two.
+    pub tokens_least: Option<u64>,
     /// Image side in pixels (vision parts).
     pub image_size: Option<u64>,
     /// Frames per clip (video parts): the pixel batch is frames x image.

@@ -44,6 +44,9 @@ pub enum Decider {
     Unmodelled,
     /// The training script chooses (a trainer class), which hwlint does not read.
     Script,
+    /// The run's own steps: some reach the low end and some the high one (V-JEPA's random
+    /// masks), so a run sized for the high end is the one that does not stop.
+    Steps,
 }
 
 impl Bound {
@@ -128,6 +131,14 @@ impl MemoryContext {
     /// True when one verdict holds (sharding known, every option modelled).
     pub fn exact(&self) -> bool {
         self.least.is_none()
+    }
+
+    /// True when the range comes only from the run's own steps (V-JEPA's random masks): the
+    /// high end will be reached, so it is the figure to size the batch and the headroom by.
+    pub fn steps_only(&self) -> bool {
+        !self.exact()
+            && !self.sharding_unknown
+            && self.bounded.iter().all(|b| b.decided_by == Decider::Steps)
     }
 }
 
@@ -723,6 +734,27 @@ pub fn plan_for(i: &Inputs) -> Result<Planned, Gap> {
         ));
         Checkpointing::Full
     });
+    // Parts whose tokens vary from step to step (V-JEPA's random masks): bounded between a
+    // typical step and the most a step keeps.
+    let varying: Vec<String> = plan
+        .arch
+        .parts
+        .iter()
+        .filter_map(|p| {
+            let least = p.tokens_least?;
+            let most = p.tokens?;
+            (least < most).then(|| format!("{} ~{least}-{most}", p.name))
+        })
+        .collect();
+    if !varying.is_empty() {
+        bounded.push(Bound::new(
+            format!(
+                "tokens the random masks leave per sample, from a typical step's to the most a step keeps ({})",
+                varying.join(", ")
+            ),
+            Decider::Steps,
+        ));
+    }
     let experts_lower = cpu_experts.then(|| {
         bounded.push(Bound::new(
             "routed experts on the CPU (KTransformers): their activations between all on the GPU and none",
@@ -733,7 +765,17 @@ pub fn plan_for(i: &Inputs) -> Result<Planned, Gap> {
     // A bound on the activations themselves (kernels or blocks hwlint does not model) has
     // every block checkpointed at its low end, whatever share of blocks the file checkpoints.
     let activations_lower = experts_lower.or(fused_lower).or(own_blocks_lower);
+    let least_arch = {
+        let mut a = plan.arch.clone();
+        for p in &mut a.parts {
+            if let Some(t) = p.tokens_least {
+                p.tokens = Some(t);
+            }
+        }
+        a
+    };
     let lower = (!bounded.is_empty()).then(|| Plan {
+        arch: least_arch,
         unmodelled_kernels: fused_lower.is_some(),
         reference_model: false,
         flat_grads: flat_lower.unwrap_or(plan.flat_grads),

@@ -138,7 +138,13 @@ pub(crate) fn check(ctx: &Context) -> Vec<Violation> {
     // The largest micro-batch under the headroom line; when none is, micro-batch 1 may still
     // fit above it (HW105's territory): then it is the way out, with little headroom, never
     // "not even micro-batch 1 fits".
-    let under_line = max_micro_batch(plan, usable, HEADROOM_LINE) as i64;
+    // Where the range is the run's own steps (V-JEPA's random masks), the step that keeps the
+    // most will come: the micro-batch is sized to the most, when one fits there.
+    let at_most = m
+        .steps_only()
+        .then(|| max_micro_batch(&m.most.plan, usable, HEADROOM_LINE) as i64)
+        .filter(|n| *n >= 1);
+    let under_line = at_most.unwrap_or_else(|| max_micro_batch(plan, usable, HEADROOM_LINE) as i64);
     let only_one = (under_line == 0)
         .then(|| need_with(plan, 1, plan.checkpointing))
         .filter(|one| *one <= usable);

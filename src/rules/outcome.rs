@@ -161,7 +161,7 @@ pub(crate) fn deciders(ctx: &Context, m: &crate::estimate::plan::MemoryContext) 
                 Some(key) => (Some(key.clone()), Some(format!("set {key}"))),
                 None => (None, None),
             },
-            Decider::Unmodelled | Decider::Script => (None, None),
+            Decider::Unmodelled | Decider::Script | Decider::Steps => (None, None),
         };
         out.push(Decides {
             short,
