@@ -100,7 +100,9 @@ fn coverage(len: u64, n: u64) -> Vec<f64> {
 /// (multiseq_multiblock3d.py:129-153).
 fn block_size(g: Grid, m: &BlockMask, rt: f64, rs: f64, ra: f64) -> (u64, u64, u64) {
     let lerp = |(lo, hi): (f64, f64), r: f64| lo + r * (hi - lo);
-    let t = ((g.duration as f64 * lerp(m.temporal_scale, rt)) as u64).max(1);
+    // A block longer than the clip cannot be placed (the framework's randint fails): the
+    // clip bounds it.
+    let t = ((g.duration as f64 * lerp(m.temporal_scale, rt)) as u64).clamp(1, g.duration.max(1));
     let keep = (g.height as f64 * g.width as f64 * lerp(m.spatial_scale, rs)) as u64 as f64;
     let ar = lerp(m.aspect_ratio, ra);
     let h = ((keep * ar).sqrt().round() as u64).min(g.height);
@@ -166,7 +168,7 @@ pub fn context(g: Grid, m: &BlockMask) -> Context {
                     let share = if empty {
                         0.0
                     } else {
-                        (t * h * w) as f64 / g.tokens() as f64
+                        t as f64 * h as f64 * w as f64 / g.tokens() as f64
                     };
                     let cells = (context_duration * g.height * g.width) as f64;
                     typical = cells * (1.0 - share).powi(m.num_blocks.min(i32::MAX as u64) as i32);
