@@ -64,8 +64,9 @@ pub struct BlockMask {
     pub num_blocks: u64,
     pub max_temporal_keep: f64,
     pub max_keep: Option<u64>,
-    /// The encoder sees the blocks and the predictor the rest (`inv_block`).
-    pub inverted: bool,
+    /// The predictor's targets are the context's complement (`full_complement`): each mask's
+    /// context and targets make the whole clip on every step.
+    pub full_complement: bool,
 }
 
 /// The token grid of one clip: time steps x rows x columns.
@@ -178,18 +179,11 @@ pub fn context(g: Grid, m: &BlockMask) -> Context {
     }
     let cap = |kept: f64| {
         let kept = kept.max(1.0);
-        let kept = m.max_keep.map_or(kept, |k| kept.min(k as f64));
-        if m.inverted {
-            (g.tokens() as f64 - kept).max(1.0)
-        } else {
-            kept
-        }
+        m.max_keep.map_or(kept, |k| kept.min(k as f64))
     };
-    let (most, typical) = (cap(best), cap(typical.min(best)));
-    // Inverted, the encoder sees the blocks: the fewer tokens kept outside, the more it sees.
     Context {
-        most: most.max(typical),
-        typical: typical.min(most),
+        most: cap(best),
+        typical: cap(typical.min(best)),
     }
 }
 
@@ -223,6 +217,15 @@ fn block_mask(loader: Loader, node: &Node, at: &str) -> Result<BlockMask, String
                 .is_some_and(|s| s.value(loader) == Value::Bool(true))
         })
     };
+    // The encoder would see the blocks (`inv_block`) or the targets' complement
+    // (`pred_full_complement`): steps this reading does not describe.
+    for k in ["inv_block", "pred_full_complement"] {
+        if flag(k) {
+            return Err(format!(
+                "`{at}.{k}` is true, and hwlint sizes only a context outside the mask's blocks"
+            ));
+        }
+    }
     let num_blocks = get("num_blocks")
         .and_then(|n| number(loader, n))
         .filter(|n| *n >= 1.0 && n.fract() == 0.0)
@@ -239,7 +242,7 @@ fn block_mask(loader: Loader, node: &Node, at: &str) -> Result<BlockMask, String
             .and_then(|n| number(loader, n))
             .filter(|n| *n >= 1.0)
             .map(|n| n as u64),
-        inverted: flag("inv_block"),
+        full_complement: flag("full_complement"),
     })
 }
 
@@ -363,9 +366,17 @@ pub fn architecture(dialect: &Dialect, root: &Node) -> Result<Option<InlineModel
     // the clip less the spread between the batch's largest and smallest context, about twice
     // the typical step's shortfall (a replay: 1.49-1.66 clips over two masks on average, 1.64-
     // 1.89 at most).
+    // With `full_complement` they make the whole clip on every step.
     let predictor_typical = contexts
         .iter()
-        .map(|c| (n as f64 - 2.0 * (c.most - c.typical)).max(c.typical))
+        .zip(&masks)
+        .map(|(c, m)| {
+            if m.full_complement {
+                n as f64
+            } else {
+                (n as f64 - 2.0 * (c.most - c.typical)).max(c.typical)
+            }
+        })
         .sum::<f64>()
         / count as f64;
     let tokens = Tokens {
@@ -493,7 +504,7 @@ mod tests {
             num_blocks: blocks,
             max_temporal_keep: 1.0,
             max_keep: None,
-            inverted: false,
+            full_complement: false,
         }
     }
 
@@ -553,6 +564,10 @@ mod tests {
         // A typo of millions of frames is refused before any mask is placed.
         let huge = STEP.replace("[16, 64]", "[16, 4294967296]");
         assert!(read(&huge).unwrap_err().contains("more than hwlint sizes"));
+        let inverted = STEP.replace("num_blocks: 8, ", "num_blocks: 8, inv_block: true, ");
+        assert!(read(&inverted)
+            .unwrap_err()
+            .contains("`mask.0.inv_block` is true"));
         let no_blocks = STEP.replace("num_blocks: 8, ", "");
         assert!(read(&no_blocks)
             .unwrap_err()

@@ -765,17 +765,7 @@ pub fn plan_for(i: &Inputs) -> Result<Planned, Gap> {
     // A bound on the activations themselves (kernels or blocks hwlint does not model) has
     // every block checkpointed at its low end, whatever share of blocks the file checkpoints.
     let activations_lower = experts_lower.or(fused_lower).or(own_blocks_lower);
-    let least_arch = {
-        let mut a = plan.arch.clone();
-        for p in &mut a.parts {
-            if let Some(t) = p.tokens_least {
-                p.tokens = Some(t);
-            }
-        }
-        a
-    };
     let lower = (!bounded.is_empty()).then(|| Plan {
-        arch: least_arch,
         unmodelled_kernels: fused_lower.is_some(),
         reference_model: false,
         flat_grads: flat_lower.unwrap_or(plan.flat_grads),
@@ -792,6 +782,15 @@ pub fn plan_for(i: &Inputs) -> Result<Planned, Gap> {
         seq_len: seq_lower.unwrap_or(plan.seq_len),
         chunked_loss: plan.chunked_loss || fused_loss,
         ..plan.clone()
+    });
+    // At the low end, the parts whose tokens vary see a typical step's.
+    let lower = lower.map(|mut l| {
+        for p in &mut l.arch.parts {
+            if let Some(t) = p.tokens_least {
+                p.tokens = Some(t);
+            }
+        }
+        l
     });
     Ok(Planned {
         plan,
