@@ -93,10 +93,17 @@ fn errors_say_what_to_pass() {
         out.contains("the sequence length is not set (pass --seq-len N)"),
         "{out}"
     );
+    // One verdict: one figure per length and one longest sequence, no "X-X GiB" ranges.
     assert!(
-        out.contains("longest sequence that fits rtx-4090: all 1024 tokens as configured"),
+        out.lines()
+            .any(|l| l == "  longest sequence that fits rtx-4090: all 1024 tokens"),
         "{out}"
     );
+    let row = out
+        .lines()
+        .find(|l| l.trim_start().starts_with("512 "))
+        .unwrap_or_default();
+    assert!(row.ends_with(" GiB") && !row.contains('-'), "{out}");
     let (code, _, err) = run(&["estimate", "--model", "no-such-model", "--seq-len", "8"]);
     assert_eq!(code, 2);
     assert!(err.contains("unknown model"), "{err}");

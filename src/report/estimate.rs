@@ -122,25 +122,39 @@ pub fn render_estimate(r: &EstimateReport) -> String {
             b.context
         ));
         out.push_str(&format!("  {:>9}  {:>19}\n", "tokens", "needs"));
+        // A range only where its ends differ as printed.
+        let exact = b
+            .needs
+            .iter()
+            .all(|(_, most, least)| format!("{:.1}", gib(*most)) == format!("{:.1}", gib(*least)));
         for (n, most, least) in &b.needs {
-            out.push_str(&format!(
-                "  {n:>9}  {:>8.1}-{:.1} GiB\n",
-                gib(*least),
-                gib(*most)
-            ));
+            let need = if exact {
+                format!("{:.1}", gib(*most))
+            } else {
+                format!("{:.1}-{:.1}", gib(*least), gib(*most))
+            };
+            out.push_str(&format!("  {n:>9}  {need:>15} GiB\n"));
         }
         for l in &b.longest {
             let tokens = |n: u64| match n {
                 0 => "none".to_string(),
-                n if n == b.context => format!("all {n}"),
-                n => n.to_string(),
+                n if n == b.context => format!("all {n} tokens"),
+                n => format!("{n} tokens"),
             };
-            out.push_str(&format!(
-                "  longest sequence that fits {}: {} tokens as configured, {} at the least\n",
-                l.gpu,
-                tokens(l.certain),
-                tokens(l.possible)
-            ));
+            if l.certain == l.possible {
+                out.push_str(&format!(
+                    "  longest sequence that fits {}: {}\n",
+                    l.gpu,
+                    tokens(l.certain)
+                ));
+            } else {
+                out.push_str(&format!(
+                    "  longest sequence that fits {}: {} as configured, {} at the least\n",
+                    l.gpu,
+                    tokens(l.certain),
+                    tokens(l.possible)
+                ));
+            }
         }
     }
     for note in r.targets.iter().filter_map(|t| t.step_note.as_ref()) {
