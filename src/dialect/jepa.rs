@@ -24,8 +24,10 @@ use super::setup::InlineModel;
 use super::spec::{Condition, Dialect};
 use crate::syntax::{Loader, Node, NodeKind, Value};
 
-/// The most tokens per clip hwlint sizes.
-const MAX_CLIP_TOKENS: u64 = 1 << 20;
+/// The most tokens per clip hwlint sizes, and per sample over all masks: the estimator's bound
+/// on a part's tokens (src/estimate/models.rs `dimension_bound`), seven times the largest
+/// published clip.
+const MAX_CLIP_TOKENS: u64 = 1 << 17;
 
 /// Where a V-JEPA config keeps the inputs of its step.
 #[derive(Debug, Clone, Deserialize)]
@@ -358,6 +360,13 @@ pub fn architecture(dialect: &Dialect, root: &Node) -> Result<Option<InlineModel
             .collect::<Result<Vec<_>, _>>()?,
         _ => return Err(format!("`{}` is not a list of masks", spec.masks)),
     };
+    // The predictor sees up to a clip per mask, and the encoder up to as much.
+    if n.saturating_mul(masks.len() as u64) > MAX_CLIP_TOKENS {
+        return Err(format!(
+            "{} masks over a clip of {n} tokens make more than {MAX_CLIP_TOKENS} tokens per sample, more than hwlint sizes",
+            masks.len()
+        ));
+    }
     let contexts: Vec<Context> = masks.iter().map(|m| context(grid, m)).collect();
     let most: f64 = contexts.iter().map(|c| c.most).sum();
     let typical: f64 = contexts.iter().map(|c| c.typical).sum();
@@ -564,6 +573,14 @@ mod tests {
         // A typo of millions of frames is refused before any mask is placed.
         let huge = STEP.replace("[16, 64]", "[16, 4294967296]");
         assert!(read(&huge).unwrap_err().contains("more than hwlint sizes"));
+        // One mask over a 131,072-token clip is sized; two would make 262,144 per sample.
+        let large = STEP.replace("crop_size: 256", "crop_size: 1024");
+        assert!(read(&large).is_ok());
+        let mask = "- {aspect_ratio: [0.75, 1.5], num_blocks: 8, spatial_scale: [0.15, 0.15], temporal_scale: [1.0, 1.0]}\n";
+        let two = large.replace(mask, &mask.repeat(2));
+        assert!(read(&two)
+            .unwrap_err()
+            .contains("2 masks over a clip of 131072 tokens"));
         let inverted = STEP.replace("num_blocks: 8, ", "num_blocks: 8, inv_block: true, ");
         assert!(read(&inverted)
             .unwrap_err()
