@@ -100,7 +100,11 @@ pub fn render_text(results: &[FileResult]) -> String {
                     )),
                 }
             }
-            if let Some(why) = &run.setup.architecture_unread {
+            // A file that names its model (`hf_causal_lm`'s Hub id) describes none to read.
+            if let (Some(why), None) = (
+                &run.setup.architecture_unread,
+                run.setup.get(crate::dialect::Concept::Model),
+            ) {
                 out.push_str(&format!("  model not read: {why}\n"));
             }
             for (concept, s) in &run.setup.settings {

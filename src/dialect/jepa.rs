@@ -408,6 +408,8 @@ pub fn architecture(dialect: &Dialect, root: &Node) -> Result<Option<InlineModel
         key: spec.at.clone(),
         span: at.span.clone(),
         flat: false,
+        // ViT blocks: pre-LayerNorm attention and a GELU MLP, the catalog's ViT recipe.
+        own_blocks: false,
     }))
 }
 

@@ -225,6 +225,7 @@ fn architecture(dialect: &Dialect, root: &Node) -> Result<Option<InlineModel>, S
         key: at_key,
         span: at.span.clone(),
         flat: at.as_scalar().is_some(),
+        own_blocks: !spec.catalog_blocks,
     }))
 }
 
@@ -257,6 +258,8 @@ fn architecture_value(
             // The catalog's dimensions are whole numbers: a fractional product is no dimension.
             (x >= 0.0 && x.fract() == 0.0 && x < 9e15).then_some(toml::Value::Integer(x as i64))
         }
+        // An interpolation (`${variables.max_seq_len}`) is no dimension: the default stands.
+        Value::Str(t) if is_symbolic(t) => None,
         Value::Str(t) => Some(toml::Value::String(t.clone())),
         Value::Null | Value::Unknown => None,
     }

@@ -283,6 +283,9 @@ pub struct InlineModel {
     pub span: Span,
     /// The dimensions are keys of the config itself, not of one mapping.
     pub flat: bool,
+    /// The framework runs blocks of its own code, not the modules the catalog's block recipe
+    /// was measured on: the estimate bounds their activations.
+    pub own_blocks: bool,
 }
 
 impl InlineModel {

@@ -184,6 +184,10 @@ pub struct ArchitectureSpec {
     /// with the two swapped.
     #[serde(default)]
     pub dashes_are_underscores: bool,
+    /// The framework's blocks are the very modules the family's recipe was written from
+    /// (llm-foundry's MPT is the `mosaicml/mpt-*` remote code): no bound on their activations.
+    #[serde(default)]
+    pub catalog_blocks: bool,
 }
 
 #[derive(Debug, Clone, Deserialize)]

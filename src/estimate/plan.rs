@@ -724,9 +724,8 @@ pub fn plan_for(i: &Inputs) -> Result<Planned, Gap> {
     // A model the config describes runs the framework's own block code (OLMo's fused q/k/v
     // projection and norms), not the Hugging Face modules the activation recipes were measured
     // on: its activations are bounded, as fused kernels are.
-    // V-JEPA's step is made of ViT blocks (pre-LayerNorm attention and GELU MLP, as the
-    // catalog's ViT): only a model described by its dimensions alone runs blocks of its own.
-    let own_blocks = inline && plan.arch.family != Family::Composite;
+    // V-JEPA's ViT blocks and llm-foundry's MPT are the catalog's recipes' own modules.
+    let own_blocks = inline && s.architecture.as_ref().is_some_and(|m| m.own_blocks);
     let own_blocks_lower = own_blocks.then(|| {
         bounded.push(Bound::new(
             "the framework's own blocks (dimensions from the config, not a catalog model): activations between full checkpointing and none",
@@ -915,6 +914,7 @@ mod tests {
             key: "model".into(),
             span: 0..0,
             flat: false,
+            own_blocks: true,
         };
         let arch = inline_architecture(&inline).unwrap();
         assert_eq!((arch.num_layers, arch.hidden_size), (8, 512));
