@@ -560,6 +560,13 @@ mod tests {
         let context = a.parts[0].tokens.unwrap();
         assert!((3000..=3400).contains(&context), "{context}");
         assert_eq!(a.parts[1].held_tokens, Some(8192 - context));
+        // A typical step's predictor sees less than the clip, unless the targets are the
+        // context's complement.
+        assert!(a.parts[2].tokens_least.unwrap() < 8192);
+        let full = STEP.replace("num_blocks: 8, ", "num_blocks: 8, full_complement: true, ");
+        let m = read(&full).unwrap().unwrap();
+        let a = crate::estimate::plan::inline_architecture(&m).unwrap();
+        assert_eq!(a.parts[2].tokens_least, Some(8192));
     }
 
     #[test]
