@@ -94,6 +94,10 @@ pub enum Concept {
     FsdpVersion,
     /// FSDP1 `use_orig_params`: flat parameters may mix frozen and trained tensors.
     FsdpOrigParams,
+    /// FSDP keeps fp32 sharded parameters and gathers 16-bit copies to compute in (FSDP's
+    /// `MixedPrecision(param_dtype=bf16)`; Composer's `mixed_precision: DEFAULT` or `PURE`):
+    /// 16-bit activations, fp32 master shards and gradients.
+    FsdpParams16,
     /// A frozen reference copy of the model sits next to the trained one (TRL's DPO and KTO;
     /// ORPO and SimPO use none): true when the run may load one.
     ReferenceModel,
@@ -137,8 +141,8 @@ impl Concept {
             Epochs | WarmupSteps | WarmupRatio | RamPerProcessGb | MemFraction => ValueType::Float,
             PinMemory | PersistentWorkers | LoadIn4bit | LoadIn8bit | UsesGpu | FusedKernels
             | ChunkedLoss | StepInBackward | FusedLoss | MasterWeights | DoubleQuant
-            | CpuExperts | FsdpOrigParams | ReferenceModel | OffloadOptimizer | OffloadParams
-            | MemPreallocate => ValueType::Bool,
+            | CpuExperts | FsdpOrigParams | FsdpParams16 | ReferenceModel | OffloadOptimizer
+            | OffloadParams | MemPreallocate => ValueType::Bool,
             Scheduler
             | Precision
             | WeightDtype

@@ -373,9 +373,18 @@ pub fn plan_for(i: &Inputs) -> Result<Planned, Gap> {
     // compute (MixedPrecisionPolicy; no autocast under FSDP: torchtitan v0.2.2
     // distributed/utils.py:243-263): a 16-bit module with an fp32 master copy, like DeepSpeed.
     // With `training.dtype = "bfloat16"` the parameters themselves are bf16: no master copy.
-    let fsdp_mixed = s.dialect == "torchtitan"
-        && s.str(Concept::Fsdp).is_some_and(|(f, _)| f != "none")
-        && s.str(Concept::WeightDtype).is_none_or(|(w, _)| w == "fp32");
+    // A dialect that says so (Composer's `mixed_precision: DEFAULT|PURE`) does the same.
+    let fsdp_on = s.str(Concept::Fsdp).is_some_and(|(f, _)| f != "none");
+    let fsdp_mixed = fsdp_on
+        && ((s.dialect == "torchtitan"
+            && s.str(Concept::WeightDtype).is_none_or(|(w, _)| w == "fp32"))
+            || s.bool(Concept::FsdpParams16).is_some_and(|(b, _)| b));
+    if fsdp_mixed && s.get(Concept::FsdpParams16).is_some() {
+        used.push((
+            "FSDP 16-bit compute over fp32 shards",
+            Concept::FsdpParams16,
+        ));
+    }
     let cast_by_framework = s.bool(Concept::MasterWeights).is_some_and(|(b, _)| b);
     if cast_by_framework {
         used.push(("16-bit module with fp32 masters", Concept::MasterWeights));
