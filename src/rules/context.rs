@@ -374,8 +374,20 @@ impl Context<'_> {
             })?;
         let new_value = raw_value(&raw);
         let mut edits = Vec::new();
+        // A key that already holds the new value (LLaMA-Factory's `bf16: true` under
+        // `fp8: true`) is left as it is, and said to be.
+        let already = cur_key != source.key
+            && self
+                .root
+                .get_dotted(&source.key)
+                .and_then(|n| n.as_scalar())
+                .is_some_and(|s| s.text.trim() == raw);
         // The message names every key written, so the reviewer of a diff need not guess.
-        let mut said = format!("{message}: set `{}` to {raw}", source.key);
+        let mut said = if already {
+            message.clone()
+        } else {
+            format!("{message}: set `{}` to {raw}", source.key)
+        };
         if current.origin.is_explicit() && cur_key != source.key {
             // The key that set the old value must stop winning: a `true` flag becomes `false`.
             let node = self
@@ -391,13 +403,25 @@ impl Context<'_> {
                 node,
                 &NewValue::Bool(false),
             )?);
-            said.push_str(&format!(" and `{cur_key}` to false"));
+            if already {
+                said.push_str(&format!(
+                    ": set `{cur_key}` to false (`{}` is already {raw})",
+                    source.key
+                ));
+            } else {
+                said.push_str(&format!(" and `{cur_key}` to false"));
+            }
         }
-        edits.push(self.write_key(
-            &source.key,
-            &new_value,
-            current.origin.is_explicit() && cur_key == source.key,
-        )?);
+        if !already {
+            edits.push(self.write_key(
+                &source.key,
+                &new_value,
+                current.origin.is_explicit() && cur_key == source.key,
+            )?);
+        }
+        if edits.is_empty() {
+            return None;
+        }
         Some(Fix {
             edits,
             applicability,
