@@ -397,8 +397,7 @@ pub fn architecture(dialect: &Dialect, root: &Node) -> Result<Option<InlineModel
     let clip = format!("{n} tokens: {frames} frames / tubelet {tubelet} x ({crop} / {patch})^2");
     let table = step_table(
         encoder,
-        (depth, width, heads),
-        spec,
+        (depth, width, heads, spec.predictor_mlp_ratio),
         (crop, frames),
         &clip,
         tokens,
@@ -424,12 +423,11 @@ struct Tokens {
     masks: u64,
 }
 
-/// The composite the step makes: `(depth, width, heads)` of the predictor, `(crop, frames)` of
-/// a clip (and how its tokens are `counted`), and the step's `tokens`.
+/// The composite the step makes: `(depth, width, heads, mlp_ratio)` of the predictor,
+/// `(crop, frames)` of a clip (and how its tokens are `counted`), and the step's `tokens`.
 fn step_table(
     encoder: &str,
-    (depth, width, heads): (u64, u64, u64),
-    spec: &JepaSpec,
+    (depth, width, heads, mlp_ratio): (u64, u64, u64, f64),
     (crop, frames): (u64, u64),
     counted: &str,
     tokens: Tokens,
@@ -448,7 +446,7 @@ fn step_table(
     predictor.insert("num_heads".into(), int(heads));
     predictor.insert(
         "intermediate_size".into(),
-        int((width as f64 * spec.predictor_mlp_ratio) as u64),
+        int((width as f64 * mlp_ratio) as u64),
     );
     let part = |entries: Vec<(&str, toml::Value)>| {
         toml::Value::Table(

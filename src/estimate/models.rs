@@ -169,17 +169,20 @@ fn one() -> u64 {
 }
 
 impl Part {
-    /// Fills the part's architecture: its own dimensions, else the catalog model `base`.
-    pub fn resolve(&mut self, base: &Architecture) {
-        let mut arch = match &self.dims {
-            Some(d) => (**d).clone(),
-            None => base.clone(),
+    /// Fills the part's architecture: its own dimensions, else `base` (the catalog model it
+    /// names). False when it has neither.
+    pub fn resolve(&mut self, base: Option<&Architecture>) -> bool {
+        let mut arch = match (&self.dims, base) {
+            (Some(d), _) => (**d).clone(),
+            (None, Some(b)) => b.clone(),
+            (None, None) => return false,
         };
         if arch.name.is_empty() {
             arch.name = self.model.clone();
         }
         arch.no_lm_loss = !self.lm_loss;
         *self.arch = arch;
+        true
     }
 }
 
@@ -513,9 +516,7 @@ pub fn catalog() -> &'static [Architecture] {
         for a in &mut all {
             for part in &mut a.parts {
                 // Unit-tested: every part names a catalog model.
-                if let Some(base) = plain.iter().find(|m| m.name == part.model) {
-                    part.resolve(base);
-                }
+                part.resolve(plain.iter().find(|m| m.name == part.model));
             }
         }
         all

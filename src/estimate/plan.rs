@@ -180,12 +180,9 @@ pub fn inline_architecture(inline: &crate::dialect::InlineModel) -> Option<Archi
     };
     // A composite's parts: a catalog model each, or their own dimensions.
     for part in &mut arch.parts {
-        let base = match (&part.dims, lookup(&part.model)) {
-            (Some(_), _) => Architecture::default(),
-            (None, Some(base)) => base.clone(),
-            (None, None) => return None,
-        };
-        part.resolve(&base);
+        if !part.resolve(lookup(&part.model)) {
+            return None;
+        }
     }
     let ok = match arch.family {
         Family::Composite => {
