@@ -46,6 +46,25 @@ pub fn resolve(dialect: &Dialect, root: &Node) -> TrainingSetup {
                 continue;
             }
         }
+        if !spec.when_any.is_empty()
+            && !spec
+                .when_any
+                .iter()
+                .any(|c| condition_holds(dialect.loader, root, c) == Some(true))
+        {
+            if let Some((source, _)) = present() {
+                let any: Vec<String> = spec.when_any.iter().map(condition_text).collect();
+                setup.unread.insert(
+                    concept,
+                    format!(
+                        "hwlint reads `{}` only when {}",
+                        source.key,
+                        any.join(" or ")
+                    ),
+                );
+            }
+            continue;
+        }
         match spec
             .when
             .as_ref()
@@ -530,9 +549,11 @@ fn read_source(
                 return Some((Setting { value, origin }, false));
             }
             if let Some(map) = &source.map {
+                // `*` maps every other value (a key only one trainer has names the trainer).
                 let hit = map
                     .get(&text)
-                    .or_else(|| map.get(&text.to_ascii_lowercase()));
+                    .or_else(|| map.get(&text.to_ascii_lowercase()))
+                    .or_else(|| map.get("*").filter(|_| !is_symbolic(&text)));
                 match hit {
                     Some(v) => from_toml(concept, v),
                     None if is_symbolic(&text) => SettingValue::Unknown(text),

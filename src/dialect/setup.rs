@@ -118,6 +118,17 @@ pub enum Concept {
     /// Ranks that split one sample's sequence (DeepSpeed Ulysses `sequence_parallel_size`):
     /// they count once in the batch arithmetic, but ZeRO still shards over them.
     SequenceParallel,
+    /// What the trainer optimises, when it is not plain next-token training: `paired`
+    /// (preference pairs: chosen and rejected run together, DPO/IPO/ORPO/SimPO/CPO), `reward`
+    /// (a reward model scoring both answers of a pair), `kto` (unpaired preference), `grpo`
+    /// (online RL on sampled completions, GRPO/RLOO) or `ppo` (policy, value, reward and
+    /// reference models).
+    Objective,
+    /// The longest prompt an RL trainer feeds (TRL's `max_prompt_length`): with
+    /// `completion_length` it makes the trained sequence.
+    PromptLength,
+    /// The longest completion an RL trainer samples and trains on (`max_completion_length`).
+    CompletionLength,
 }
 
 /// The type a concept's value has once mapped.
@@ -137,7 +148,7 @@ impl Concept {
             | Nodes | CpusPerProcess | NumWorkers | PrefetchFactor | TotalSteps | DecaySteps
             | SaveInterval | EvalInterval | SeqLen | ImageSize | LoraR | ZeroStage
             | TensorParallel | PipelineParallel | ContextParallel | SequenceParallel
-            | FsdpVersion => ValueType::Int,
+            | FsdpVersion | PromptLength | CompletionLength => ValueType::Int,
             Epochs | WarmupSteps | WarmupRatio | RamPerProcessGb | MemFraction => ValueType::Float,
             PinMemory | PersistentWorkers | LoadIn4bit | LoadIn8bit | UsesGpu | FusedKernels
             | ChunkedLoss | StepInBackward | FusedLoss | MasterWeights | DoubleQuant
@@ -152,7 +163,8 @@ impl Concept {
             | Fsdp
             | Optimizer
             | DeepspeedConfig
-            | LoraTargets => ValueType::Str,
+            | LoraTargets
+            | Objective => ValueType::Str,
         }
     }
 }

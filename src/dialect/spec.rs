@@ -360,6 +360,10 @@ pub struct SettingSpec {
     /// The setting exists only when another key has one of these values (HF `save_steps` only
     /// counts under `save_strategy: steps`); gates the sources and the default alike.
     pub when: Option<Condition>,
+    /// The setting exists only when one of these holds (a GRPO recipe is told by any of the
+    /// keys only GRPO's config has); gates the sources and the default alike.
+    #[serde(default)]
+    pub when_any: Vec<Condition>,
     /// The setting does not exist when this holds (openpi's `num_workers` is not read when the
     /// data config names an RLDS directory).
     pub unless: Option<Condition>,

@@ -165,6 +165,9 @@ struct Terms {
     recompute: f64,
     logits_fwd: f64,
     logits_bwd: f64,
+    /// The loss tensors the policy keeps plus the reference's logits, during the reference's
+    /// forward (0 without one).
+    reference_logits: f64,
     head_grad: f64,
     working: f64,
     block_grads: f64,
@@ -181,7 +184,7 @@ fn terms(plan: &Plan, frozen: bool) -> Terms {
     let counts: ParamCounts = params::count(a);
     let p = counts.total as f64;
     let rg = plan.precision.regime();
-    let b = plan.batch.max(1) as f64;
+    let b = plan.sequences_per_forward() as f64;
     let quantized = plan.load_in_4bit || plan.load_in_8bit || plan.prequantized.is_some();
     let frozen_base = frozen || plan.lora.is_some() || quantized;
     let trainable = Trainable {
@@ -444,6 +447,16 @@ fn terms(plan: &Plan, frozen: bool) -> Terms {
 
     // Causal-LM loss: bf16/fp32 logits, their fp32 copy and the log-softmax output at the end of
     // forward; three fp32 [b, s, V] buffers at the start of backward.
+    // Logits exist for the positions the loss reads (GRPO: the completion's).
+    let logit_tokens = plan
+        .logits_tokens
+        .map_or(tokens, |t| (t as f64).min(tokens));
+    let bsv = b * logit_tokens * a.vocab_size as f64;
+    // TRL's selective_log_softmax keeps a 16-bit row's log-softmax for backward (a 32-bit one
+    // goes through logsumexp, which keeps only the logits).
+    let c16 = if rg.compute < 4.0 { rg.compute } else { 0.0 };
+    // A fused loss (Liger's, TRL's DPO included: `_compute_loss_liger`) never materializes the
+    // logits, whatever the trainer reads from them.
     let (logits_fwd, logits_bwd) = if a.has_lm_loss() && plan.chunked_loss {
         // Liger's fused linear cross-entropy: logits exist one chunk at a time (about
         // tokens x hidden of them), and the input's gradient is computed in forward.
@@ -452,6 +465,14 @@ fn terms(plan: &Plan, frozen: bool) -> Terms {
             (rg.compute + 8.0) * bth + rg.compute * bth,
             rg.compute * bth,
         )
+    } else if a.has_lm_loss() && plan.value_head {
+        // trl's value-head wrapper upcasts the logits it returns (modeling_value_head.py).
+        let upcast = if rg.compute < 4.0 { 4.0 } else { 0.0 };
+        ((rg.compute + upcast) * bsv, 0.0)
+    } else if a.has_lm_loss() && plan.logprob_loss {
+        // The logits and their rows' log-softmax after forward; backward adds the logits'
+        // gradient next to them.
+        ((rg.compute + c16) * bsv, (2.0 * rg.compute + c16) * bsv)
     } else if a.has_lm_loss() && a.inplace_loss {
         // Megatron's vocab_parallel_cross_entropy (gpt-neox megatron/mpu/cross_entropy.py:
         // 24-110) takes `logits.float()` and subtracts the max, exponentiates and normalises
@@ -459,18 +480,29 @@ fn terms(plan: &Plan, frozen: bool) -> Terms {
         // gradient in place and casts it back to the logits' dtype. The 16-bit logits live
         // next to the fp32 copy at the end of forward; the fp32 gradient next to its cast in
         // backward.
-        let bsv = b * tokens * a.vocab_size as f64;
         let copy = if rg.compute < 4.0 { rg.compute } else { 0.0 };
         ((4.0 + copy) * bsv, (4.0 + copy) * bsv)
     } else if a.has_lm_loss() {
-        let bsv = b * tokens * a.vocab_size as f64;
         let copy = if rg.compute < 4.0 { 4.0 } else { 0.0 };
         ((rg.compute + copy + 4.0) * bsv, 12.0 * bsv)
     } else {
         (0.0, 0.0)
     };
+    // The reference's no-grad forward after the policy's (DPO): the policy keeps what its loss
+    // saved for backward (TRL: the logits and the rows' log-softmax; LLaMA-Factory, which
+    // upcasts the logits: their fp32 copy and its log-softmax), and the reference's logits
+    // exist at once (TRL: in the compute dtype; LLaMA-Factory: fp32, and its log-softmax).
+    let reference_logits = if plan.reference_forward && a.has_lm_loss() && !plan.chunked_loss {
+        if plan.logprob_loss {
+            (rg.compute + c16 + rg.compute) * bsv
+        } else {
+            (8.0 + 8.0) * bsv
+        }
+    } else {
+        0.0
+    };
     // The first weight gradient of backward: the LM head (or tied embedding).
-    let head_grad = if a.has_lm_loss() && !frozen_base {
+    let head_grad = if a.has_lm_loss() && !frozen_base && !plan.value_head {
         (a.vocab_size * a.hidden_size) as f64 * grad_bytes
     } else {
         0.0
@@ -498,7 +530,12 @@ fn terms(plan: &Plan, frozen: bool) -> Terms {
         cast_cache / tp,
         cast_kept_ckpt / tp,
     );
-    let (logits_fwd, logits_bwd, head_grad) = (logits_fwd / tp, logits_bwd / tp, head_grad / tp);
+    let (logits_fwd, logits_bwd, head_grad, reference_logits) = (
+        logits_fwd / tp,
+        logits_bwd / tp,
+        head_grad / tp,
+        reference_logits / tp,
+    );
     let recast = if rg.autocast {
         2.0 * counts.block_matmul as f64
     } else {
@@ -530,6 +567,7 @@ fn terms(plan: &Plan, frozen: bool) -> Terms {
         },
         logits_fwd,
         logits_bwd,
+        reference_logits,
         head_grad,
         working: if frozen || plan.unmodelled_kernels {
             0.0
@@ -580,6 +618,7 @@ pub fn estimate(plan: &Plan) -> MemoryEstimate {
                 recompute: acc.recompute.max(t.recompute),
                 logits_fwd: acc.logits_fwd + t.logits_fwd,
                 logits_bwd: acc.logits_bwd + t.logits_bwd,
+                reference_logits: acc.reference_logits + t.reference_logits,
                 head_grad: acc.head_grad + t.head_grad,
                 working: acc.working.max(t.working),
                 block_grads: acc.block_grads.max(t.block_grads),
@@ -659,6 +698,19 @@ fn combine(t: &Terms, checkpointed: bool) -> MemoryEstimate {
             cast_bwd + acts + t.logits_bwd,
         ),
     ];
+    if t.reference_logits > 0.0 {
+        // The reference forward runs inside the same autocast region: the policy's cast cache
+        // is still held, and one no-grad block's working set comes and goes.
+        fwd_bwd.push((
+            "the reference model's forward",
+            AtPeak {
+                logits: t.reference_logits,
+                temporary: t.cast_cache + t.working,
+                ..base
+            },
+            t.cast_cache + acts + t.reference_logits + t.working,
+        ));
+    }
     if checkpointed {
         // The last block is recomputed from its checkpointed input (already counted) and
         // backpropagated; its weights are cast again under autocast.

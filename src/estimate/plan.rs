@@ -318,7 +318,10 @@ pub fn plan_for(i: &Inputs) -> Result<Planned, Gap> {
     };
     used.push(("batch_size", Concept::MicroBatch));
     let mut seq_lower = None;
+    let objective = Objective::read(s, &mut used)?;
     let seq_len = match s.int(Concept::SeqLen) {
+        // GRPO's sequence is its prompt and completion (below).
+        _ if objective == Objective::Grpo => 0,
         Some((n, _)) => {
             used.push(("seq_len", Concept::SeqLen));
             n.max(1) as u64
@@ -343,6 +346,45 @@ pub fn plan_for(i: &Inputs) -> Result<Planned, Gap> {
             context
         }
         None => return Err(Gap::Missing("sequence length")),
+    };
+    // GRPO trains on prompt + completion and computes logits for the completion only.
+    let (seq_len, logits_tokens) = match objective {
+        Objective::Grpo => {
+            let (completion, _) = s
+                .int(Concept::CompletionLength)
+                .ok_or(Gap::Missing("completion length"))?;
+            let completion = completion.max(1) as u64;
+            used.push(("completion", Concept::CompletionLength));
+            let prompt = match s.int(Concept::PromptLength) {
+                Some((p, _)) => {
+                    used.push(("prompt", Concept::PromptLength));
+                    p.max(0) as u64
+                }
+                None => {
+                    let context = arch.max_position_embeddings.max(completion);
+                    let prompt = context - completion;
+                    bounded.push(Bound::new(
+                        format!("prompt length not bounded by the file: between none and the model's context of {context} tokens less the completion's {completion}"),
+                        Decider::Setting(Concept::PromptLength),
+                    ));
+                    seq_lower = Some(completion);
+                    prompt
+                }
+            };
+            (prompt + completion, Some(completion))
+        }
+        _ => (seq_len, None),
+    };
+    // A reward model scores each sequence with a one-output head in place of the LM head
+    // (AutoModelForSequenceClassification): no logits over the vocabulary, no head weights.
+    let arch = if objective == Objective::Reward {
+        Architecture {
+            no_lm_loss: true,
+            tie_word_embeddings: true,
+            ..arch
+        }
+    } else {
+        arch
     };
     let image_size = s
         .int(Concept::ImageSize)
@@ -535,12 +577,11 @@ pub fn plan_for(i: &Inputs) -> Result<Planned, Gap> {
     } else {
         (attention, attention_lower)
     };
-    // TRL's chunked loss is SFT's default; preference trainers (a `beta`) compute full logits
-    // unless the file asks for a fused loss itself.
-    let preference = s.get(Concept::ReferenceModel).is_some();
+    // TRL's chunked loss is SFT's default; preference and RL trainers compute log-probabilities
+    // from full logits unless the file asks for a fused loss itself.
     let chunked_loss = s
         .bool(Concept::ChunkedLoss)
-        .is_some_and(|(b, set)| b && (set.origin.is_explicit() || !preference));
+        .is_some_and(|(b, set)| b && (set.origin.is_explicit() || objective == Objective::Lm));
     if chunked_loss {
         used.push(("chunked loss", Concept::ChunkedLoss));
     }
@@ -665,9 +706,16 @@ pub fn plan_for(i: &Inputs) -> Result<Planned, Gap> {
     let orig_params = s.bool(Concept::FsdpOrigParams).map(|(b, _)| b);
     let fsdp1_mixed_flat = fsdp1 && orig_params != Some(false);
     let fsdp1_flat_unknown = fsdp1 && orig_params.is_none();
-    // With LoRA the reference is the policy with its adapters disabled: no second copy.
-    let may_have_reference =
-        lora_r.is_none() && s.bool(Concept::ReferenceModel).is_some_and(|(b, _)| b);
+    // With LoRA the reference is the policy with its adapters disabled: no second copy. Its
+    // forward runs in the step of paired preference and KTO training (GRPO's runs while the
+    // completions are scored, between steps).
+    let reference = s.bool(Concept::ReferenceModel).is_some_and(|(b, _)| b);
+    let may_have_reference = lora_r.is_none() && reference;
+    let reference_forward = reference
+        && matches!(
+            objective,
+            Objective::Paired | Objective::Preference | Objective::Kto
+        );
     let flag = |c: Concept| {
         s.bool(c)
             .or_else(|| linked.and_then(|l| l.bool(c)))
@@ -697,6 +745,15 @@ pub fn plan_for(i: &Inputs) -> Result<Planned, Gap> {
         checkpoint_every,
         cpu_experts,
         reference_model: may_have_reference,
+        sequences: objective.sequences(),
+        reference_forward,
+        logprob_loss: s.dialect == "trl"
+            && matches!(
+                objective,
+                Objective::Preference | Objective::Kto | Objective::Grpo
+            ),
+        value_head: objective == Objective::RewardValueHead,
+        logits_tokens,
         unmodelled_kernels: false,
         flat_grads: fsdp1_mixed_flat,
         accumulating: s
@@ -721,9 +778,12 @@ pub fn plan_for(i: &Inputs) -> Result<Planned, Gap> {
         ));
         false
     });
-    if may_have_reference {
+    // The file names the trainer's loss only where the dialect says which trainer runs it
+    // (LLaMA-Factory's `stage` and `pref_loss`); a TRL recipe with a `beta` can be DPO's, KTO's,
+    // ORPO's or CPO's.
+    if reference && objective == Objective::Preference {
         bounded.push(Bound::new(
-            "preference training: with or without a frozen reference copy of the model (DPO and KTO load one, ORPO and SimPO do not)",
+            "preference training: with or without a reference model (DPO and KTO run one, ORPO and SimPO do not)",
             Decider::Script,
         ));
     }
@@ -770,9 +830,11 @@ pub fn plan_for(i: &Inputs) -> Result<Planned, Gap> {
     // A bound on the activations themselves (kernels or blocks hwlint does not model) has
     // every block checkpointed at its low end, whatever share of blocks the file checkpoints.
     let activations_lower = experts_lower.or(fused_lower).or(own_blocks_lower);
+    let sure_reference = objective != Objective::Preference;
     let lower = (!bounded.is_empty()).then(|| Plan {
         unmodelled_kernels: fused_lower.is_some(),
-        reference_model: false,
+        reference_model: plan.reference_model && sure_reference,
+        reference_forward: plan.reference_forward && sure_reference,
         flat_grads: flat_lower.unwrap_or(plan.flat_grads),
         precision: precision_lower,
         checkpoint_every: if activations_lower.is_some() {
@@ -903,6 +965,67 @@ pub fn memory_for(i: &Inputs) -> Result<MemoryContext, Gap> {
         sharding_unknown,
         used: planned.used,
     })
+}
+
+/// What the trainer optimises, from the dialect's `objective` setting.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Objective {
+    /// Next-token training on one sequence per sample (SFT, pretraining).
+    Lm,
+    /// Preference pairs whose trainer the file does not name (TRL's `beta`: DPO, ORPO or CPO):
+    /// whether a reference model runs is bounded.
+    Preference,
+    /// Preference pairs with the reference model the dialect's setting gives (LLaMA-Factory).
+    Paired,
+    /// A reward model trained on pairs: two sequences per sample, a scalar head.
+    Reward,
+    /// A reward model over the causal LM with a value head beside its LM head (LLaMA-Factory
+    /// `stage: rm`): two sequences per sample, and logits computed and dropped.
+    RewardValueHead,
+    /// Unpaired preference (KTO): one sequence, a no-grad reference forward.
+    Kto,
+    /// Online RL on sampled completions (GRPO, RLOO).
+    Grpo,
+}
+
+impl Objective {
+    fn read(s: &TrainingSetup, used: &mut Vec<(&'static str, Concept)>) -> Result<Objective, Gap> {
+        let Some((name, _)) = s.str(Concept::Objective) else {
+            return Ok(Objective::Lm);
+        };
+        let objective = match name {
+            "sft" => Objective::Lm,
+            "preference" => Objective::Preference,
+            "paired" => Objective::Paired,
+            "reward" => Objective::Reward,
+            "reward-value-head" => Objective::RewardValueHead,
+            "kto" => Objective::Kto,
+            "grpo" => Objective::Grpo,
+            // PPO holds a policy, a value model, a reward model and a reference, and generates
+            // between updates: no recipe yet.
+            "ppo" => {
+                return Err(Gap::Unsupported(
+                    "PPO (policy, value, reward and reference models in one run)",
+                ))
+            }
+            _ => return Err(Gap::Unsupported("this training objective")),
+        };
+        if objective != Objective::Lm {
+            used.push(("objective", Concept::Objective));
+        }
+        Ok(objective)
+    }
+
+    /// Sequences each sample runs as: a pair's chosen and rejected answers run together.
+    fn sequences(self) -> u64 {
+        match self {
+            Objective::Preference
+            | Objective::Paired
+            | Objective::Reward
+            | Objective::RewardValueHead => 2,
+            _ => 1,
+        }
+    }
 }
 
 #[cfg(test)]

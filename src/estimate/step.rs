@@ -225,6 +225,24 @@ pub struct Plan {
     pub unmodelled_kernels: bool,
     /// A frozen reference copy of the model's weights (TRL DPO/KTO), in the weights' dtype.
     pub reference_model: bool,
+    /// Sequences each sample of the micro-batch runs as in one forward: 2 for preference pairs
+    /// (chosen and rejected concatenated into one batch: TRL's DPO collator, LLaMA-Factory's
+    /// pairwise collator), else 1.
+    pub sequences: u64,
+    /// A no-grad forward of the reference (its own copy, or the policy with its adapters
+    /// disabled) runs after the policy's forward, while the policy's activations and loss
+    /// tensors are held (TRL's and LLaMA-Factory's DPO).
+    pub reference_forward: bool,
+    /// The loss reads per-token log-probabilities with TRL's `selective_log_softmax`: the
+    /// logits and a row-wise log-softmax in the compute dtype, no fp32 copy of them.
+    pub logprob_loss: bool,
+    /// A value head reads the last hidden states while the LM head's logits are computed and
+    /// dropped (trl's AutoModelForCausalLMWithValueHead, LLaMA-Factory's reward model): the
+    /// logits and their fp32 upcast pass through the end of forward, nothing of them is kept.
+    pub value_head: bool,
+    /// Tokens per sequence that get logits, when fewer than the sequence (GRPO computes them
+    /// for the completion only: `logits_to_keep`).
+    pub logits_tokens: Option<u64>,
     /// MoE experts kept and run on the CPU (KTransformers): their weights are not on the GPU.
     pub cpu_experts: bool,
     /// FSDP1 with a frozen base (LoRA): a flat parameter mixing frozen and trained tensors gets a
@@ -275,6 +293,11 @@ impl Plan {
             flat_grads: false,
             cpu_experts: false,
             reference_model: false,
+            sequences: 1,
+            reference_forward: false,
+            logprob_loss: false,
+            value_head: false,
+            logits_tokens: None,
             unmodelled_kernels: false,
             checkpoint_every: 1,
             zero_stage: 0,
@@ -297,6 +320,11 @@ impl Plan {
         } else {
             self.precision.as_str().to_string()
         }
+    }
+
+    /// Sequences in one forward: the micro-batch times the sequences each sample runs as.
+    pub fn sequences_per_forward(&self) -> u64 {
+        self.batch.max(1).saturating_mul(self.sequences.max(1))
     }
 
     /// The plan of each part of a composite model: the same step over the part's architecture,

@@ -59,7 +59,7 @@ pub fn dispatch_seconds(plan: &Plan) -> f64 {
 /// Floating-point operations of one forward pass over the micro-batch.
 pub fn forward_flops(plan: &Plan) -> f64 {
     let a = &plan.arch;
-    let b = plan.batch.max(1) as f64;
+    let b = plan.sequences_per_forward() as f64;
     match a.family {
         Family::Composite => {
             return plan

@@ -34,7 +34,7 @@ pub fn render_estimate(r: &EstimateReport) -> String {
         p.model,
         params(e.params),
         params(e.trainable_params),
-        p.batch,
+        super::batch_words(p),
         if p.seq_len > 0 {
             format!(" x {} tokens", p.seq_len)
         } else {

@@ -260,3 +260,18 @@ pub fn summary_of(c: Counts, target: &str, unsafe_enabled: bool, dry_run: bool) 
     s.push_str(&format!(" · target {target}"));
     s
 }
+
+/// The micro-batch as a reader counts it: `8`, or `4 pairs (8 sequences)` where each sample
+/// runs as several sequences (preference pairs).
+pub(crate) fn batch_words(plan: &crate::estimate::step::Plan) -> String {
+    match plan.sequences {
+        0 | 1 => plan.batch.to_string(),
+        2 => format!(
+            "{} pair{} ({} sequences)",
+            plan.batch,
+            if plan.batch == 1 { "" } else { "s" },
+            plan.sequences_per_forward()
+        ),
+        n => format!("{} ({} sequences each)", plan.batch, n),
+    }
+}

@@ -51,10 +51,11 @@ pub(crate) fn largest_terms(est: &MemoryEstimate, need: f64) -> String {
 
 /// `micro-batch 8 x 2048 tokens` / `micro-batch 64 images`.
 pub(crate) fn batch_phrase(plan: &Plan) -> String {
+    let batch = crate::report::batch_words(plan);
     if plan.seq_len > 0 {
-        format!("micro-batch {} x {} tokens", plan.batch, plan.seq_len)
+        format!("micro-batch {batch} x {} tokens", plan.seq_len)
     } else {
-        format!("micro-batch {}", plan.batch)
+        format!("micro-batch {batch}")
     }
 }
 
