@@ -42,6 +42,7 @@ const BUILTIN: &[(&str, &str, &str, &str)] = builtin_dialects![
     "openpi",
     "lerobot",
     "lerobot-hydra",
+    "open-instruct",
     "trl",
     "llama-factory-v1",
     "llama-factory",
