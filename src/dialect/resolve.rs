@@ -458,6 +458,9 @@ fn read_source(
     concept: Concept,
     source: &Source,
 ) -> Option<(Setting, bool)> {
+    if !source.gather.is_empty() {
+        return gathered(loader, root, source).map(|s| (s, false));
+    }
     let entry = root.get_entry_path(&path_of(&source.key))?;
     if let Some(cond) = &source.when {
         if condition_holds(loader, root, cond) == Some(false) {
@@ -652,6 +655,40 @@ pub(super) fn from_toml(concept: Concept, v: &toml::Value) -> SettingValue {
         other => Value::Str(other.to_string()),
     };
     convert(concept, &value)
+}
+
+/// A [`Source::gather`]: the names of the boolean keys that hold, each absent one at its
+/// default; nothing when none of them is in the file, unknown when one is not a boolean.
+fn gathered(loader: Loader, root: &Node, source: &Source) -> Option<Setting> {
+    let first = source
+        .gather
+        .iter()
+        .find_map(|g| root.get_entry_path(&path_of(&g.key)))?;
+    let origin = Origin::File {
+        key: source.key.clone(),
+        key_span: first.key_span.clone(),
+        value_span: first.value.span.clone(),
+    };
+    let mut names = Vec::new();
+    for g in &source.gather {
+        let on = match lookup_value(loader, root, &g.key) {
+            None => g.default,
+            Some(Value::Bool(b)) => b,
+            Some(other) => {
+                return Some(Setting {
+                    value: SettingValue::Unknown(format!("`{}` is {}", g.key, value_text(&other))),
+                    origin,
+                })
+            }
+        };
+        if on {
+            names.push(g.names.as_str());
+        }
+    }
+    Some(Setting {
+        value: SettingValue::Str(names.join(",")),
+        origin,
+    })
 }
 
 #[cfg(test)]

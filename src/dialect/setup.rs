@@ -53,6 +53,9 @@ pub enum Concept {
     LoraR,
     /// Adapted modules, comma-separated (`q_proj,v_proj`, or `all-linear`).
     LoraTargets,
+    /// Modules peft trains whole beside the adapters (`modules_to_save`: a trainable copy of
+    /// `embed_tokens`, `lm_head`, ...), comma-separated.
+    LoraModulesToSave,
     #[serde(rename = "load_in_4bit")]
     LoadIn4bit,
     /// bitsandbytes LLM.int8 base weights.
@@ -164,6 +167,7 @@ impl Concept {
             | Optimizer
             | DeepspeedConfig
             | LoraTargets
+            | LoraModulesToSave
             | Objective => ValueType::Str,
         }
     }

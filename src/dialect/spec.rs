@@ -403,6 +403,23 @@ pub struct Source {
     /// default applies.
     #[serde(default)]
     pub unset: Vec<String>,
+    /// The setting is the comma-joined `names` of these boolean keys that hold true, a key the
+    /// file leaves out taking its `default` (LitGPT's six `lora_*` switches name the adapted
+    /// layers). Read when any of them is in the file; `key` is where a fix would look first.
+    #[serde(default)]
+    pub gather: Vec<Gathered>,
+}
+
+/// One boolean key of a [`Source::gather`].
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Gathered {
+    pub key: String,
+    /// What the key adds when true (`q_proj`, or several: `gate_proj,up_proj,down_proj`).
+    pub names: String,
+    /// The framework's value when the key is absent.
+    #[serde(default)]
+    pub default: bool,
 }
 
 impl Source {

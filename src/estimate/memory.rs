@@ -121,6 +121,8 @@ fn lora_params(a: &Architecture, r: u64, targets: &[String]) -> u64 {
             "c_attn" => (h, 3 * h),
             "c_proj" => (h, h),
             "c_fc" => (h, i),
+            // LitGPT's `lora_head`: the LM head's adapter (its vocabulary side is the output).
+            "lm_head" => (h, a.vocab_size),
             _ => return None,
         })
     };
@@ -146,6 +148,20 @@ fn lora_params(a: &Architecture, r: u64, targets: &[String]) -> u64 {
         }
     }
     per_block.saturating_mul(a.num_layers)
+}
+
+/// Parameters of the modules peft trains whole: the input embedding and the LM head by their
+/// usual names (HF Llama-style, GPT-2, GPT-NeoX); other names count nothing (the plan says so).
+pub(crate) fn saved_modules(a: &Architecture, names: &[String]) -> u64 {
+    let table = a.vocab_size.saturating_mul(a.hidden_size);
+    names
+        .iter()
+        .map(|n| match module_name(n) {
+            "embed_tokens" | "wte" | "word_embeddings" | "embed_in" => table,
+            "lm_head" | "embed_out" => table,
+            _ => 0,
+        })
+        .fold(0, u64::saturating_add)
 }
 
 /// The memory terms of one model (or one part of a composite) before the instants are taken.
@@ -192,7 +208,11 @@ fn terms(plan: &Plan, frozen: bool) -> Terms {
         lora: plan.lora.clone(),
         quantized_base: plan.load_in_4bit || plan.prequantized.is_some(),
     };
-    let adapter = plan.lora.as_ref().map_or(0, |(r, t)| lora_params(a, *r, t)) as f64;
+    // peft trains a copy of each module to save (ModulesToSaveWrapper), counted with the
+    // adapters: fp32 like them (prepare_model_for_kbit_training upcasts a 4-bit model's
+    // other parameters), an upper end for a 16-bit copy.
+    let adapter = (plan.lora.as_ref().map_or(0, |(r, t)| lora_params(a, *r, t))
+        + saved_modules(a, &plan.modules_to_save)) as f64;
 
     // Model states. Weights: fp32 masters under fp32/autocast, 16-bit in pure 16-bit training,
     // NF4 (0.5 B + block scales) for the matmul weights of a 4-bit base.

@@ -659,6 +659,23 @@ pub fn plan_for(i: &Inputs) -> Result<Planned, Gap> {
         }
         None => None,
     };
+    let modules_to_save: Vec<String> = match (&lora, s.str(Concept::LoraModulesToSave)) {
+        (Some(_), Some((m, _))) => {
+            used.push(("modules trained whole", Concept::LoraModulesToSave));
+            m.split(',')
+                .map(|x| x.trim().to_string())
+                .filter(|x| !x.is_empty())
+                .collect()
+        }
+        _ => Vec::new(),
+    };
+    for m in &modules_to_save {
+        if super::memory::saved_modules(&arch, std::slice::from_ref(m)) == 0 {
+            assumed.push(format!(
+                "`{m}` trained whole (modules_to_save) is not counted: hwlint sizes only embeddings and the LM head"
+            ));
+        }
+    }
     // Sharding: what the file states, and over how many GPUs. A launcher (accelerate, torchrun
     // wrappers) can add ZeRO/FSDP that the file never mentions, so sharding is known only when
     // the run is on one GPU, or the file states it and the number of GPUs is known.
@@ -732,6 +749,7 @@ pub fn plan_for(i: &Inputs) -> Result<Planned, Gap> {
         checkpointing,
         attention,
         lora,
+        modules_to_save,
         load_in_4bit,
         double_quant: s.bool(Concept::DoubleQuant).is_some_and(|(b, _)| b),
         load_in_8bit,

@@ -197,6 +197,8 @@ pub struct Plan {
     pub attention: Attention,
     /// LoRA rank and adapted modules; the base is frozen.
     pub lora: Option<(u64, Vec<String>)>,
+    /// Modules trained whole beside the adapters (peft `modules_to_save`: embeddings, LM head).
+    pub modules_to_save: Vec<String>,
     /// QLoRA: 4-bit NF4 base weights.
     pub load_in_4bit: bool,
     /// bitsandbytes nested quantization of the 4-bit block scales (`bnb_4bit_use_double_quant`).
@@ -281,6 +283,7 @@ impl Plan {
             checkpointing: Checkpointing::None,
             attention: Attention::Sdpa,
             lora: None,
+            modules_to_save: Vec::new(),
             load_in_4bit: false,
             double_quant: false,
             load_in_8bit: false,
