@@ -346,6 +346,10 @@ fn terms(plan: &Plan, frozen: bool) -> Terms {
         (moments, step_temp)
     };
 
+    // A pipeline stage holds its share of the model states.
+    let pp = plan.pipeline_parallel.max(1) as f64;
+    let (weights, grads, moments, step_temp) =
+        (weights / pp, grads / pp, moments / pp, step_temp / pp);
     // Sharding (ZeRO / FSDP) divides model states only.
     let n = plan.gpus.max(1) as f64;
     let (moments, step_temp) = if plan.zero_stage >= 1 {
@@ -550,6 +554,9 @@ fn terms(plan: &Plan, frozen: bool) -> Terms {
         cast_cache / tp,
         cast_kept_ckpt / tp,
     );
+    // One block's gradients (produced whole before FSDP reduce-scatters them) and the
+    // working set of its backward are split over the tensor-parallel ranks like the rest.
+    let (block_grads, working) = (block_grads / tp, working / split);
     let (logits_fwd, logits_bwd, head_grad, reference_logits) = (
         logits_fwd / tp,
         logits_bwd / tp,
@@ -858,6 +865,44 @@ mod tests {
         assert!((amp.peak_bytes - 20.0 * p).abs() < 1.0);
         let bf16 = estimate(&plan("tinyllama-1.1b", Precision::Bf16True, 1));
         assert!((bf16.peak_bytes - 10.0 * p).abs() < 1.0);
+    }
+
+    #[test]
+    fn tensor_parallel_splits_the_gradients_of_the_block_in_backward() {
+        // llama-2-7b under FSDP over 64 and TP 8: the last block's gradients, produced whole
+        // before they are reduce-scattered, are an eighth of the block's on each TP rank.
+        // torchtitan's FSDP2 mixed precision: bf16 compute over fp32 shards, fp32 gradients.
+        let mut p = plan("llama-2-7b", Precision::Bf16True, 1);
+        p.master_weights = true;
+        p.fp32_reduce = true;
+        p.seq_len = 512;
+        p.checkpointing = Checkpointing::Full;
+        p.zero_stage = 3;
+        p.gpus = 64;
+        let block = params::count(&p.arch).per_block as f64 * 4.0;
+        let one = estimate(&p);
+        p.tensor_parallel = 8;
+        let eight = estimate(&p);
+        assert_eq!(one.peak_at, "recompute of the last block");
+        assert!(one.at_peak.gradients >= block);
+        assert!(
+            eight.at_peak.gradients < block / 4.0,
+            "{} of a {block}-byte block",
+            eight.at_peak.gradients
+        );
+    }
+
+    #[test]
+    fn pipeline_stages_split_the_model_states_not_the_activations() {
+        let mut p = plan("llama-3-8b", Precision::Bf16True, 1);
+        p.seq_len = 2048;
+        let one = estimate(&p);
+        p.pipeline_parallel = 4;
+        let four = estimate(&p);
+        assert!((four.optimizer_bytes - one.optimizer_bytes / 4.0).abs() < 1.0);
+        assert!((four.gradients_bytes - one.gradients_bytes / 4.0).abs() < 1.0);
+        assert!((four.weights_bytes - one.weights_bytes / 4.0).abs() < 1.0);
+        assert_eq!(four.activations_bytes, one.activations_bytes);
     }
 
     #[test]

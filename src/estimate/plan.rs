@@ -9,7 +9,7 @@ use super::memory::{
     estimate, Attention, Checkpointing, MemoryEstimate, Optimizer, Plan, Precision,
 };
 use super::models::{cached_hf_config, lookup, read_hf_config, Architecture, Family};
-use super::verdict::{usable_bytes, verdict, Verdict};
+use super::verdict::{need_bytes, usable_bytes, verdict, Verdict};
 use crate::dialect::{Concept, TrainingSetup};
 use crate::hardware::Target;
 
@@ -785,6 +785,9 @@ pub fn plan_for(i: &Inputs) -> Result<Planned, Gap> {
         tensor_parallel: s
             .int(Concept::TensorParallel)
             .map_or(1, |(t, _)| t.max(1) as u64),
+        pipeline_parallel: s
+            .int(Concept::PipelineParallel)
+            .map_or(1, |(t, _)| t.max(1) as u64),
         context_parallel: s
             .int(Concept::ContextParallel)
             .map_or(1, |(c, _)| c.max(1) as u64),
@@ -974,7 +977,21 @@ pub fn least_plan(planned: &Planned) -> Option<Plan> {
 pub fn memory_for(i: &Inputs) -> Result<MemoryContext, Gap> {
     let planned = plan_for(i)?;
     let sharding_unknown = planned.sharding == Sharding::Unknown;
-    let least = least_plan(&planned).map(|p| estimated(p, i.target, i.mem_fraction));
+    // Sharding cannot make a step need more than it does unsharded (a gathered block can
+    // outweigh a small model's whole shard): the least is the smaller of the two.
+    let unsharded_lower = planned
+        .lower
+        .clone()
+        .unwrap_or_else(|| planned.plan.clone());
+    let least = least_plan(&planned).map(|p| {
+        let sharded = estimated(p, i.target, i.mem_fraction);
+        let unsharded = estimated(unsharded_lower, i.target, i.mem_fraction);
+        if need_bytes(&unsharded.estimate) < need_bytes(&sharded.estimate) {
+            unsharded
+        } else {
+            sharded
+        }
+    });
     Ok(MemoryContext {
         most: estimated(planned.plan, i.target, i.mem_fraction),
         least,

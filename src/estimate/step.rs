@@ -265,6 +265,10 @@ pub struct Plan {
     /// Tensor-parallel degree (with sequence parallelism it divides activations and, with a
     /// vocabulary-parallel loss, the logits) and context-parallel degree (divides activations).
     pub tensor_parallel: u64,
+    /// Pipeline stages: each holds its share of the blocks' model states; under 1F1B the first
+    /// stage keeps the activations of as many micro-batches as there are stages, each over its
+    /// share of the blocks, so one micro-batch's worth of the whole model's.
+    pub pipeline_parallel: u64,
     pub context_parallel: u64,
 }
 
@@ -308,6 +312,7 @@ impl Plan {
             offload_optimizer: false,
             offload_params: false,
             tensor_parallel: 1,
+            pipeline_parallel: 1,
             context_parallel: 1,
         }
     }
