@@ -115,7 +115,8 @@ pub fn resolve(dialect: &Dialect, root: &Node) -> TrainingSetup {
         }
         let setting = found.or_else(|| {
             let default = spec.default.as_ref()?;
-            // The key a reader would add to change it: the one whose values include the default.
+            // The key a reader would add to change it: the one whose values include the default,
+            // else one that takes any value (not a switch mapped to one), else the first.
             let key = spec
                 .from
                 .iter()
@@ -124,6 +125,7 @@ pub fn resolve(dialect: &Dialect, root: &Node) -> TrainingSetup {
                         .as_ref()
                         .is_some_and(|m| m.values().any(|v| v == default))
                 })
+                .or_else(|| spec.from.iter().find(|s| s.map.is_none() && s.when.is_none()))
                 .or(spec.from.first())?
                 .key
                 .clone();

@@ -121,6 +121,13 @@ pub enum Concept {
     /// Ranks that split one sample's sequence (DeepSpeed Ulysses `sequence_parallel_size`):
     /// they count once in the batch arithmetic, but ZeRO still shards over them.
     SequenceParallel,
+    /// GaLore's projection rank: the optimizer keeps its moments for the targeted matrices in a
+    /// rank-r projection of their gradients (LLaMA-Factory `galore_rank` under `use_galore`).
+    GaloreRank,
+    /// The linear layers GaLore projects, comma-separated (`all`: every linear in the blocks).
+    GaloreTargets,
+    /// GaLore steps each parameter as backward produces its gradient (`galore_layerwise`).
+    GaloreLayerwise,
     /// What the trainer optimises, when it is not plain next-token training: `paired`
     /// (preference pairs: chosen and rejected run together, DPO/IPO/ORPO/SimPO/CPO), `reward`
     /// (a reward model scoring both answers of a pair), `kto` (unpaired preference), `grpo`
@@ -151,12 +158,12 @@ impl Concept {
             | Nodes | CpusPerProcess | NumWorkers | PrefetchFactor | TotalSteps | DecaySteps
             | SaveInterval | EvalInterval | SeqLen | ImageSize | LoraR | ZeroStage
             | TensorParallel | PipelineParallel | ContextParallel | SequenceParallel
-            | FsdpVersion | PromptLength | CompletionLength => ValueType::Int,
+            | FsdpVersion | PromptLength | CompletionLength | GaloreRank => ValueType::Int,
             Epochs | WarmupSteps | WarmupRatio | RamPerProcessGb | MemFraction => ValueType::Float,
             PinMemory | PersistentWorkers | LoadIn4bit | LoadIn8bit | UsesGpu | FusedKernels
             | ChunkedLoss | StepInBackward | FusedLoss | MasterWeights | DoubleQuant
             | CpuExperts | FsdpOrigParams | FsdpParams16 | ReferenceModel | OffloadOptimizer
-            | OffloadParams | MemPreallocate => ValueType::Bool,
+            | OffloadParams | MemPreallocate | GaloreLayerwise => ValueType::Bool,
             Scheduler
             | Precision
             | WeightDtype
@@ -168,6 +175,7 @@ impl Concept {
             | DeepspeedConfig
             | LoraTargets
             | LoraModulesToSave
+            | GaloreTargets
             | Objective => ValueType::Str,
         }
     }

@@ -107,47 +107,85 @@ pub(crate) fn module_name(target: &str) -> &str {
 }
 
 /// LoRA adapter parameters: r x (in + out) per adapted projection per block.
-fn lora_params(a: &Architecture, r: u64, targets: &[String]) -> u64 {
+/// The (input, output) widths of a block's linear layer by its usual names (HF Llama-style,
+/// GPT-2, LitGPT's LM head).
+fn linear_dims(a: &Architecture, m: &str) -> Option<(u64, u64)> {
     let h = a.hidden_size;
     let (qw, kvw, i) = (a.q_width(), a.kv_width(), a.intermediate());
-    let dims = |m: &str| -> Option<(u64, u64)> {
-        Some(match m {
-            "q_proj" | "query" => (h, qw),
-            "k_proj" | "key" => (h, kvw),
-            "v_proj" | "value" => (h, kvw),
-            "o_proj" | "dense" => (qw, h),
-            "gate_proj" | "up_proj" => (h, i),
-            "down_proj" => (i, h),
-            "c_attn" => (h, 3 * h),
-            "c_proj" => (h, h),
-            "c_fc" => (h, i),
-            // LitGPT's `lora_head`: the LM head's adapter (its vocabulary side is the output).
-            "lm_head" => (h, a.vocab_size),
-            _ => return None,
-        })
-    };
-    let all = [
-        "q_proj",
-        "k_proj",
-        "v_proj",
-        "o_proj",
-        "gate_proj",
-        "up_proj",
-        "down_proj",
-    ];
-    let mut per_block = 0;
+    Some(match m {
+        "q_proj" | "query" => (h, qw),
+        "k_proj" | "key" => (h, kvw),
+        "v_proj" | "value" => (h, kvw),
+        "o_proj" | "dense" => (qw, h),
+        "gate_proj" | "up_proj" => (h, i),
+        "down_proj" => (i, h),
+        "c_attn" => (h, 3 * h),
+        "c_proj" => (h, h),
+        "c_fc" => (h, i),
+        // LitGPT's `lora_head`: the LM head's adapter (its vocabulary side is the output).
+        "lm_head" => (h, a.vocab_size),
+        _ => return None,
+    })
+}
+
+/// Every linear of a block, for `all-linear` targets.
+const ALL_LINEAR: [&str; 7] = [
+    "q_proj",
+    "k_proj",
+    "v_proj",
+    "o_proj",
+    "gate_proj",
+    "up_proj",
+    "down_proj",
+];
+
+/// The block linears a target list names, once each: `all-linear` / `all` is every one.
+fn targeted<'t>(targets: &'t [String]) -> Vec<&'t str> {
+    let mut out: Vec<&str> = Vec::new();
     for t in targets {
-        if t == "all-linear" || t == "all_linear" {
-            per_block += all
-                .iter()
-                .filter_map(|m| dims(m))
-                .map(|(x, y)| r.saturating_mul(x.saturating_add(y)))
-                .fold(0u64, u64::saturating_add);
-        } else if let Some((x, y)) = dims(module_name(t)) {
-            per_block = per_block.saturating_add(r.saturating_mul(x.saturating_add(y)));
+        let names: Vec<&str> = if matches!(t.as_str(), "all-linear" | "all_linear" | "all") {
+            ALL_LINEAR.to_vec()
+        } else {
+            vec![module_name(t)]
+        };
+        for n in names {
+            if !out.contains(&n) {
+                out.push(n);
+            }
         }
     }
+    out
+}
+
+fn lora_params(a: &Architecture, r: u64, targets: &[String]) -> u64 {
+    let per_block = targeted(targets)
+        .into_iter()
+        .filter_map(|m| linear_dims(a, m))
+        .map(|(x, y)| r.saturating_mul(x.saturating_add(y)))
+        .fold(0u64, u64::saturating_add);
     per_block.saturating_mul(a.num_layers)
+}
+
+/// GaLore over the targeted block matrices: the parameters it projects, and the elements of
+/// optimizer state they keep: each m x n matrix's projected gradient is r x max(m, n), so its
+/// two moments hold 2 r max(m, n), and its projector r min(m, n) (galore_torch's
+/// GaLoreProjector: a right projection when m >= n, a left one otherwise).
+fn galore_state(a: &Architecture, r: u64, targets: &[String]) -> (u64, u64) {
+    let (mut params, mut state) = (0u64, 0u64);
+    for (x, y) in targeted(targets)
+        .into_iter()
+        .filter(|m| *m != "lm_head")
+        .filter_map(|m| linear_dims(a, m))
+    {
+        params = params.saturating_add(x.saturating_mul(y));
+        let (big, small) = (x.max(y), x.min(y));
+        let rank = r.min(small);
+        state = state.saturating_add(rank.saturating_mul(2 * big + small));
+    }
+    (
+        params.saturating_mul(a.num_layers),
+        state.saturating_mul(a.num_layers),
+    )
 }
 
 /// Parameters of the modules peft trains whole: the input embedding and the LM head by their
@@ -328,6 +366,20 @@ fn terms(plan: &Plan, frozen: bool) -> Terms {
         }
         Optimizer::Sgd => (0.0, 0.0),
         Optimizer::SgdMomentum => (trainable_params * state_bytes, 0.0),
+    };
+    // GaLore keeps the targeted matrices' moments (and projectors) at rank r: their full-size
+    // state is replaced by the projected one; the other parameters keep the optimizer's own.
+    let (moments, step_temp) = match &plan.galore {
+        Some((r, targets)) if !frozen_base && trainable_params > 0.0 => {
+            let (projected, state) = galore_state(a, *r, targets);
+            let share = (projected as f64 / trainable_params).min(1.0);
+            let per_element = moments / (2.0 * trainable_params);
+            (
+                moments * (1.0 - share) + state as f64 * per_element,
+                step_temp * (1.0 - share),
+            )
+        }
+        _ => (moments, step_temp),
     };
     // The fp32 master copy of 16-bit weights lives with the optimizer state, and the step
     // upcasts the gradients of its partition to fp32 (DeepSpeed's 16-bit optimizer wrappers,

@@ -659,6 +659,22 @@ pub fn plan_for(i: &Inputs) -> Result<Planned, Gap> {
         }
         None => None,
     };
+    // GaLore trains every parameter, projecting the targeted matrices' optimizer state; its
+    // layer-wise form steps each parameter in backward (a hook per parameter).
+    let galore = match (lora.is_none(), s.int(Concept::GaloreRank)) {
+        (true, Some((r, _))) if r > 0 => {
+            used.push(("GaLore", Concept::GaloreRank));
+            let targets = s
+                .str(Concept::GaloreTargets)
+                .map_or(vec!["all".to_string()], |(t, _)| {
+                    t.split(',').map(|x| x.trim().to_string()).collect()
+                });
+            Some((r as u64, targets))
+        }
+        _ => None,
+    };
+    let galore_layerwise =
+        galore.is_some() && s.bool(Concept::GaloreLayerwise).is_some_and(|(b, _)| b);
     let modules_to_save: Vec<String> = match (&lora, s.str(Concept::LoraModulesToSave)) {
         (Some(_), Some((m, _))) => {
             used.push(("modules trained whole", Concept::LoraModulesToSave));
@@ -750,6 +766,7 @@ pub fn plan_for(i: &Inputs) -> Result<Planned, Gap> {
         attention,
         lora,
         modules_to_save,
+        galore,
         load_in_4bit,
         double_quant: s.bool(Concept::DoubleQuant).is_some_and(|(b, _)| b),
         load_in_8bit,
@@ -759,7 +776,7 @@ pub fn plan_for(i: &Inputs) -> Result<Planned, Gap> {
         // shards the optimizer steps in place.
         fp32_reduce: master_weights && fsdp_mixed,
         chunked_loss,
-        step_in_backward,
+        step_in_backward: step_in_backward || galore_layerwise,
         checkpoint_every,
         cpu_experts,
         reference_model: may_have_reference,

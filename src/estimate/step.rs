@@ -112,7 +112,14 @@ impl Optimizer {
 
     /// From an optimizer name as frameworks write it (`adamw_torch`, `paged_adamw_8bit`, ...).
     pub fn from_name(name: &str) -> Option<Optimizer> {
-        let n = name.to_ascii_lowercase().replace('-', "_");
+        // A class path (`torch.optim.AdamW`, `bitsandbytes.optim.PagedAdamW8bit`) names the
+        // optimizer by its last segment.
+        let n = name
+            .rsplit('.')
+            .next()
+            .unwrap_or(name)
+            .to_ascii_lowercase()
+            .replace('-', "_");
         // 4-bit states (torchao) and low-rank projections (GaLore) are not modelled.
         if n.contains("4bit") || n.contains("galore") || n.contains("apollo") {
             return None;
@@ -199,6 +206,9 @@ pub struct Plan {
     pub lora: Option<(u64, Vec<String>)>,
     /// Modules trained whole beside the adapters (peft `modules_to_save`: embeddings, LM head).
     pub modules_to_save: Vec<String>,
+    /// GaLore: the rank its optimizer projects the targeted matrices' gradients to, and the
+    /// targets (`all`, or module names); the other parameters keep the optimizer's own state.
+    pub galore: Option<(u64, Vec<String>)>,
     /// QLoRA: 4-bit NF4 base weights.
     pub load_in_4bit: bool,
     /// bitsandbytes nested quantization of the 4-bit block scales (`bnb_4bit_use_double_quant`).
@@ -288,6 +298,7 @@ impl Plan {
             attention: Attention::Sdpa,
             lora: None,
             modules_to_save: Vec::new(),
+            galore: None,
             load_in_4bit: false,
             double_quant: false,
             load_in_8bit: false,
@@ -358,5 +369,29 @@ impl Plan {
                 (sub, part.frozen)
             })
             .collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn optimizers_named_by_class_path_read_as_their_class() {
+        for (name, want) in [
+            ("torch.optim.AdamW", Some(Optimizer::Adamw)),
+            ("AdamW", Some(Optimizer::Adamw)),
+            (
+                "bitsandbytes.optim.PagedAdamW8bit",
+                Some(Optimizer::PagedAdamw8bit),
+            ),
+            ("bitsandbytes.optim.PagedAdamW", Some(Optimizer::PagedAdamw)),
+            ("bitsandbytes.optim.AdamW8bit", Some(Optimizer::Adamw8bit)),
+            ("adamw_torch_fused", Some(Optimizer::AdamwFused)),
+            ("galore_adamw_layerwise", None),
+            ("torchao.optim.AdamW4bit", None),
+        ] {
+            assert_eq!(Optimizer::from_name(name), want, "{name}");
+        }
     }
 }
