@@ -125,7 +125,11 @@ pub fn resolve(dialect: &Dialect, root: &Node) -> TrainingSetup {
                         .as_ref()
                         .is_some_and(|m| m.values().any(|v| v == default))
                 })
-                .or_else(|| spec.from.iter().find(|s| s.map.is_none() && s.when.is_none()))
+                .or_else(|| {
+                    spec.from
+                        .iter()
+                        .find(|s| s.map.is_none() && s.when.is_none())
+                })
                 .or(spec.from.first())?
                 .key
                 .clone();

@@ -140,7 +140,7 @@ const ALL_LINEAR: [&str; 7] = [
 ];
 
 /// The block linears a target list names, once each: `all-linear` / `all` is every one.
-fn targeted<'t>(targets: &'t [String]) -> Vec<&'t str> {
+fn targeted(targets: &[String]) -> Vec<&str> {
     let mut out: Vec<&str> = Vec::new();
     for t in targets {
         let names: Vec<&str> = if matches!(t.as_str(), "all-linear" | "all_linear" | "all") {
