@@ -413,30 +413,10 @@ const NOT_ESTIMATED: &[(&str, &str)] = &[
         "no config.json could be sourced for this vision-language architecture",
     ),
     (
-        "checkpoints/unsloth/Mistral-7B-v0.2",
-        "unsloth's re-upload of Mistral 7B v0.2: the catalog holds mistralai's v0.1 and v0.3, whose \
-         rope base and context differ; not aliased without its config.json",
-    ),
-    (
-        "checkpoints/stabilityai/stablelm-base-alpha-3b",
-        "StableLM-Alpha (GPT-NeoX blocks with parallel residual): no catalog entry sourced",
-    ),
-    (
-        "checkpoints/TinyLlama/TinyLlama-1.1B-intermediate-step-1431k-3T",
-        "TinyLlama checkpoint: no catalog entry sourced",
-    ),
-    (
-        "tiny-llama-1.1b",
-        "a LitGPT model name (litgpt/config.py), not a hub id: the catalog is keyed by hub ids",
-    ),
-    (
         "EleutherAI/gpt-neo-125M",
         "GPT-Neo (local attention layers): no catalog entry sourced",
     ),
-    (
-        "facebook/opt-2.7b",
-        "OPT: no catalog entry sourced",
-    ),
+    ("facebook/opt-2.7b", "OPT: no catalog entry sourced"),
 ];
 
 /// Configs that name a model the catalog knows but leave out what the estimate needs, by

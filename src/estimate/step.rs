@@ -357,7 +357,13 @@ impl Plan {
                 let mut sub = self.clone();
                 sub.arch = (*part.arch).clone();
                 sub.batch = self.batch.max(1).saturating_mul(part.count.max(1));
-                sub.seq_len = part.tokens.unwrap_or(0);
+                // A vision-language model's decoder runs over the run's own sequence (image
+                // tokens included) when the config gives one; the catalog's count is only its
+                // default.
+                sub.seq_len = match part.tokens {
+                    Some(_) if part.lm_loss && self.seq_len > 0 => self.seq_len,
+                    t => t.unwrap_or(0),
+                };
                 sub.image_size = part.image_size.unwrap_or(self.image_size);
                 if let Some(frames) = part.frames {
                     sub.arch.num_frames = frames;
