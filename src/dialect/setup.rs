@@ -118,6 +118,9 @@ pub enum Concept {
     /// JAX reserves its fraction at start (`XLA_PYTHON_CLIENT_PREALLOCATE`, default true); when
     /// false the fraction is a cap on what it may grow to.
     MemPreallocate,
+    /// The share of each GPU's memory another engine on the same GPUs takes before training
+    /// allocates (TRL's colocated vLLM: `vllm_gpu_memory_utilization`), in [0, 1).
+    ColocatedShare,
     /// Ranks that split one sample's sequence (DeepSpeed Ulysses `sequence_parallel_size`):
     /// they count once in the batch arithmetic, but ZeRO still shards over them.
     SequenceParallel,
@@ -159,7 +162,9 @@ impl Concept {
             | SaveInterval | EvalInterval | SeqLen | ImageSize | LoraR | ZeroStage
             | TensorParallel | PipelineParallel | ContextParallel | SequenceParallel
             | FsdpVersion | PromptLength | CompletionLength | GaloreRank => ValueType::Int,
-            Epochs | WarmupSteps | WarmupRatio | RamPerProcessGb | MemFraction => ValueType::Float,
+            Epochs | WarmupSteps | WarmupRatio | RamPerProcessGb | MemFraction | ColocatedShare => {
+                ValueType::Float
+            }
             PinMemory | PersistentWorkers | LoadIn4bit | LoadIn8bit | UsesGpu | FusedKernels
             | ChunkedLoss | StepInBackward | FusedLoss | MasterWeights | DoubleQuant
             | CpuExperts | FsdpOrigParams | FsdpParams16 | ReferenceModel | OffloadOptimizer

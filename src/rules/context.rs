@@ -92,7 +92,10 @@ impl Context<'_> {
                 base_dir: self.path.parent().unwrap_or(Path::new(".")),
                 target: self.target,
                 data_parallel: self.model_sharding_group().map(|(n, _)| n),
-                mem_fraction: self.mem_fraction().map(|(f, _)| f),
+                mem_fraction: self
+                    .mem_fraction()
+                    .map(|(f, _)| f)
+                    .or_else(|| self.colocated_share().map(|(s, _)| 1.0 - s)),
                 global_batch_splits: self.dialect.semantics.global_batch_splits_over_devices,
                 sharding_in_file_only: self.dialect.semantics.sharding_in_file_only,
             })
@@ -105,6 +108,14 @@ impl Context<'_> {
         self.setup
             .float(Concept::MemFraction)
             .filter(|(f, _)| *f > 0.0 && *f <= 1.0)
+    }
+
+    /// The share of each GPU a colocated engine takes (TRL's vLLM in colocate mode), when the
+    /// run says so with a share in [0, 1), and what set it.
+    pub fn colocated_share(&self) -> Option<(f64, &crate::dialect::Setting)> {
+        self.setup
+            .float(Concept::ColocatedShare)
+            .filter(|(s, _)| *s > 0.0 && *s < 1.0)
     }
 
     /// The estimate for the memory rules (HW101-HW105): none when the run does not train on

@@ -267,6 +267,12 @@ pub(crate) fn gpu_named(ctx: &Context) -> String {
     } else {
         ctx.target.gpu.key.clone()
     };
+    if let (None, Some((share, set))) = (ctx.mem_fraction(), ctx.colocated_share()) {
+        return format!(
+            "{gpu} less the {share} of its memory vLLM takes beside training ({})",
+            set.origin.describe()
+        );
+    }
     match ctx.mem_fraction() {
         Some((f, set)) => {
             let cap = match ctx.setup.bool(Concept::MemPreallocate) {
