@@ -23,6 +23,9 @@ pub enum Concept {
     Processes,
     /// Devices on each node (Lightning `trainer.devices`).
     DevicesPerNode,
+    /// GPUs of the whole run where the file does not say how they split over nodes (MCLI's
+    /// `compute.gpus`): the world size, never a count of processes on one node.
+    ClusterGpus,
     Nodes,
     /// CPU cores the scheduler gives each process (SLURM `cpus_per_task`).
     CpusPerProcess,
@@ -158,8 +161,8 @@ impl Concept {
         use Concept::*;
         match self {
             MicroBatch | GlobalBatch | DeviceBatch | GradAccum | Processes | DevicesPerNode
-            | Nodes | CpusPerProcess | NumWorkers | PrefetchFactor | TotalSteps | DecaySteps
-            | SaveInterval | EvalInterval | SeqLen | ImageSize | LoraR | ZeroStage
+            | ClusterGpus | Nodes | CpusPerProcess | NumWorkers | PrefetchFactor | TotalSteps
+            | DecaySteps | SaveInterval | EvalInterval | SeqLen | ImageSize | LoraR | ZeroStage
             | TensorParallel | PipelineParallel | ContextParallel | SequenceParallel
             | FsdpVersion | PromptLength | CompletionLength | GaloreRank => ValueType::Int,
             Epochs | WarmupSteps | WarmupRatio | RamPerProcessGb | MemFraction | ColocatedShare => {

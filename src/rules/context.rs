@@ -178,6 +178,9 @@ impl Context<'_> {
             // Past i64, no count of processes a launcher starts: unknown.
             return d.checked_mul(nodes).map(|ws| (ws, set.origin.describe()));
         }
+        if let Some((g, set)) = s.int(Concept::ClusterGpus) {
+            return Some((g, set.origin.describe()));
+        }
         self.target
             .gpus
             .map(|g| (i64::from(g), self.target_gpus_phrase(g)))
