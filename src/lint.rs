@@ -482,7 +482,11 @@ pub fn runs_of<'a>(
     for (index, found) in detected.into_iter().enumerate() {
         let front = &doc.roots[index];
         let run = match found {
-            Some((d, view)) => launch::assemble(dialects, d, view, front, doc.format, path, text),
+            Some((d, view)) => {
+                let mut run = launch::assemble(dialects, d, view, front, doc.format, path, text);
+                dialect::version::apply(&mut run.setup, run.dialect, path);
+                run
+            }
             None if doc.format == Format::Shell => {
                 match launch::script_run(dialects, front, path, text) {
                     Some(run) => run,

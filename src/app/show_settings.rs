@@ -17,6 +17,8 @@
 //!       "merged": [{ "what": "the --config_file", "path": "accelerate.yaml" }],
 //!       "not_training": "why" | null,
 //!       "made_for": "torchtune's single-device recipe (the file name `x.yaml`): why" | null,
+//!       "framework_version": { "version": "0.19.0", "from": "setup.py:4 (...)", "pinned": true }
+//!         | null (a dialect that names no package),
 //!       "settings": [{ "concept": "micro_batch", "value": 8 | 2.0e-5 | true | "bf16"
 //!                      | { "unknown": "${oc.env:BS}" },
 //!                      "origin": "file" | "default" | "flag" | "implied", "key": "per_device_train_batch_size",
@@ -85,6 +87,13 @@ pub fn render_text(results: &[FileResult]) -> String {
             }
             if let Some(why) = &run.setup.recipe {
                 out.push_str(&format!("  made for {why}\n"));
+            }
+            // The release whose defaults the settings below take.
+            if let Some(v) = &run.setup.version {
+                out.push_str(&format!(
+                    "  {} {}: {}\n",
+                    run.dialect.title, v.version, v.from
+                ));
             }
             if let Some(why) = &run.setup.not_training {
                 out.push_str(&format!("  not a training run: {why}\n"));
@@ -224,6 +233,11 @@ fn run_json(r: &FileResult, doc: &crate::syntax::Document, m: &RunMemory) -> Val
         })).collect::<Vec<_>>(),
         "not_training": run.setup.not_training,
         "made_for": run.setup.recipe,
+        "framework_version": run.setup.version.as_ref().map(|v| json!({
+            "version": v.version,
+            "from": v.from,
+            "pinned": v.pinned,
+        })),
         "settings": settings,
         "memory": memory_json(m),
         // checked, bounded (with what decides it) or not-checked (with what it needs); null

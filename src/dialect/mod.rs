@@ -7,6 +7,7 @@ mod recipe;
 mod resolve;
 mod setup;
 mod spec;
+pub mod version;
 
 use std::path::Path;
 

@@ -14,6 +14,7 @@ pub fn resolve(dialect: &Dialect, root: &Node) -> TrainingSetup {
         architecture: None,
         architecture_unread: None,
         unread: Default::default(),
+        version: None,
     };
     let described = match architecture(dialect, root) {
         Ok(None) => super::jepa::architecture(dialect, root),
@@ -652,7 +653,7 @@ fn convert(concept: Concept, v: &Value) -> SettingValue {
     }
 }
 
-pub(super) fn from_toml(concept: Concept, v: &toml::Value) -> SettingValue {
+pub(crate) fn from_toml(concept: Concept, v: &toml::Value) -> SettingValue {
     let value = match v {
         toml::Value::String(s) => Value::Str(s.clone()),
         toml::Value::Integer(i) => Value::Int(*i),

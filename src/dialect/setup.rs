@@ -306,6 +306,9 @@ pub struct TrainingSetup {
     /// `model._component_` only when `model.use_dora` is `false` ``): a rule that lacks the
     /// concept says this instead of "not set".
     pub unread: BTreeMap<Concept, String>,
+    /// The framework version whose defaults apply, and where it came from (the dialect's
+    /// `[version]`; none for a dialect without one).
+    pub version: Option<super::version::Resolved>,
 }
 
 /// A model a config describes by its dimensions: catalog fields (`family`, `hidden_size`, ...)

@@ -55,6 +55,9 @@ pub struct Dialect {
     /// A model the config describes by its dimensions (`[architecture]`), for the memory
     /// rules when the file names no model the catalog knows.
     pub architecture: Option<ArchitectureSpec>,
+    /// The package whose pinned version decides the defaults that changed between releases,
+    /// and the newest release the dialect's readings were checked against.
+    pub version: Option<VersionSpec>,
     /// A V-JEPA training step (`[jepa]`): encoder, EMA target and predictor sized from the
     /// config (src/dialect/jepa.rs).
     pub jepa: Option<super::jepa::JepaSpec>,
@@ -347,6 +350,22 @@ impl Signature {
     }
 }
 
+/// `[version]`: the framework's package and its newest release hwlint knows.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct VersionSpec {
+    pub package: String,
+    pub newest: String,
+}
+
+/// A default that held before a release (`[[settings.X.before]] version = "1.7.0"`).
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Before {
+    pub version: String,
+    pub default: toml::Value,
+}
+
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct SettingSpec {
@@ -367,6 +386,10 @@ pub struct SettingSpec {
     /// The setting does not exist when this holds (openpi's `num_workers` is not read when the
     /// data config names an RLDS directory).
     pub unless: Option<Condition>,
+    /// Defaults of releases before the ones `default` holds for, read when the pinned version
+    /// is below them (src/dialect/version.rs).
+    #[serde(default)]
+    pub before: Vec<Before>,
 }
 
 #[derive(Debug, Clone, Deserialize)]

@@ -62,6 +62,7 @@ fn launchers() -> &'static [Known] {
                     setup_name: None,
                     inherit: None,
                     architecture: None,
+                    version: None,
                     jepa: None,
                     link: Vec::new(),
                     hydra: false,

@@ -1,0 +1,322 @@
+//! The framework version a repository pins, and the defaults that follow from it.
+//!
+//! A dialect names its package and the newest release its readings were checked against
+//! (`[version]`); a setting's default that changed between releases lists the older values
+//! (`[[settings.X.before]]`). The version is the one the nearest dependency file above the
+//! config pins (requirements*.txt, setup.py, pyproject.toml, environment.yml, uv.lock,
+//! poetry.lock), else the newest hwlint knows, which is what a fresh `pip install` gets.
+
+use std::path::{Path, PathBuf};
+
+use super::setup::{Origin, TrainingSetup};
+use super::spec::Dialect;
+use super::Setting;
+
+/// Files that pin dependencies, in the order they are read in one folder (lock files first:
+/// they hold the version installed, the others a range).
+const PIN_FILES: &[&str] = &[
+    "uv.lock",
+    "poetry.lock",
+    "requirements.txt",
+    "requirements-dev.txt",
+    "setup.py",
+    "pyproject.toml",
+    "environment.yml",
+];
+
+/// Dependency files larger than this are not read (a lock file of a huge workspace).
+const MAX_PIN_FILE: u64 = 4 << 20;
+
+/// A version and where it came from, for `--show-settings` and messages.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Resolved {
+    /// `0.18.0`.
+    pub version: String,
+    /// `setup.py:72 (`trl[vllm]==0.18.0`)`, or why none was found.
+    pub from: String,
+    /// Whether a file pinned it (else: the newest hwlint knows).
+    pub pinned: bool,
+}
+
+/// A version as numbers (`1.9.0` -> [1, 9, 0]); pre-release tails are dropped.
+pub fn parse(v: &str) -> Option<Vec<u64>> {
+    let core = v.trim().trim_start_matches('v');
+    let mut out = Vec::new();
+    for part in core.split('.') {
+        let digits: String = part.chars().take_while(|c| c.is_ascii_digit()).collect();
+        if digits.is_empty() {
+            break;
+        }
+        out.push(digits.parse().ok()?);
+        if digits.len() != part.len() {
+            break;
+        }
+    }
+    (!out.is_empty()).then_some(out)
+}
+
+/// `a < b`, missing parts read as 0.
+pub fn less(a: &[u64], b: &[u64]) -> bool {
+    let n = a.len().max(b.len());
+    for i in 0..n {
+        let (x, y) = (
+            a.get(i).copied().unwrap_or(0),
+            b.get(i).copied().unwrap_or(0),
+        );
+        if x != y {
+            return x < y;
+        }
+    }
+    false
+}
+
+/// The version a requirement line pins for `package`, as the newest version it allows: `==X`
+/// and `<=X` give X, `~=X.Y` gives X.Y, `<X` the last release below X (read as X with its last
+/// part lowered), a lower bound alone the newest hwlint knows.
+fn from_spec(spec: &str, newest: &str) -> Option<String> {
+    let mut best: Option<String> = None;
+    let mut lower_only = false;
+    for clause in spec.split(',') {
+        let c = clause.trim().trim_matches(|ch| ch == '"' || ch == '\'');
+        let (op, v) = if let Some(v) = c.strip_prefix("==") {
+            ("==", v)
+        } else if let Some(v) = c.strip_prefix("<=") {
+            ("<=", v)
+        } else if let Some(v) = c.strip_prefix("~=") {
+            ("~=", v)
+        } else if let Some(v) = c.strip_prefix(">=") {
+            (">=", v)
+        } else if let Some(v) = c.strip_prefix('<') {
+            ("<", v)
+        } else if let Some(v) = c.strip_prefix('>') {
+            (">", v)
+        } else {
+            continue;
+        };
+        let v = v.trim().trim_end_matches(".*");
+        let parsed = parse(v)?;
+        match op {
+            "==" | "<=" | "~=" => best = Some(v.to_string()),
+            "<" => {
+                // The release just below: lower the last part that is not zero.
+                let mut p = parsed;
+                if let Some(i) = p.iter().rposition(|x| *x > 0) {
+                    p[i] -= 1;
+                    for x in p.iter_mut().skip(i + 1) {
+                        *x = 999;
+                    }
+                }
+                best = Some(
+                    p.iter()
+                        .map(|x| x.to_string())
+                        .collect::<Vec<_>>()
+                        .join("."),
+                );
+            }
+            _ => lower_only = true,
+        }
+    }
+    best.or_else(|| lower_only.then(|| newest.to_string()))
+}
+
+/// The requirement of `package` on one line of a dependency file, and the version it pins.
+fn pin_in_line(line: &str, package: &str, newest: &str) -> Option<String> {
+    let l = line.trim().trim_start_matches(['"', '\'', '-', ' ']);
+    let lower = l.to_ascii_lowercase();
+    let rest = lower.strip_prefix(package)?;
+    // `trl`, `trl[vllm]`, not `trl-utils` or `trlx`.
+    let rest = match rest.chars().next() {
+        Some('[') => &rest[rest.find(']')? + 1..],
+        Some(c) if c.is_ascii_alphanumeric() || c == '-' || c == '_' || c == '.' => return None,
+        _ => rest,
+    };
+    let spec: String = rest
+        .trim_start()
+        .trim_start_matches(':')
+        .trim()
+        .split(['#', ';'])
+        .next()
+        .unwrap_or("")
+        .trim_end_matches([',', '"', '\''])
+        .to_string();
+    // Poetry's `trl = "^0.18.0"` / `trl = { version = "..." }` and conda's `trl=0.18.0`.
+    let spec = spec
+        .trim_start_matches('=')
+        .trim()
+        .trim_start_matches("{ version =")
+        .trim()
+        .trim_matches(|c| c == '"' || c == '\'' || c == '}' || c == ' ');
+    let spec = if let Some(v) = spec.strip_prefix('^') {
+        format!(">={v}")
+    } else if parse(spec).is_some() && !spec.starts_with(['<', '>', '=', '~']) {
+        format!("=={spec}")
+    } else {
+        spec.to_string()
+    };
+    from_spec(&spec, newest)
+}
+
+/// The version a lock file records for `package` (`name = "trl"` then `version = "..."`).
+fn pin_in_lock(text: &str, package: &str) -> Option<(usize, String)> {
+    let mut lines = text.lines().enumerate();
+    while let Some((_, line)) = lines.next() {
+        let l = line.trim();
+        if l == format!("name = \"{package}\"") {
+            for (n, next) in lines.by_ref() {
+                let t = next.trim();
+                if let Some(v) = t.strip_prefix("version = ") {
+                    return Some((n + 1, v.trim_matches('"').to_string()));
+                }
+                if t.is_empty() || t.starts_with('[') {
+                    break;
+                }
+            }
+        }
+    }
+    None
+}
+
+/// The pin of `package` in the nearest dependency file above `config` (stopping at a
+/// repository's root, where a `.git` is).
+pub fn pinned(config: &Path, package: &str, newest: &str) -> Option<Resolved> {
+    let start = config.parent().unwrap_or(Path::new("."));
+    let start: PathBuf = std::fs::canonicalize(start).unwrap_or_else(|_| start.to_path_buf());
+    for (depth, dir) in start.ancestors().enumerate() {
+        for name in PIN_FILES {
+            let file = dir.join(name);
+            let Ok(meta) = std::fs::metadata(&file) else {
+                continue;
+            };
+            if !meta.is_file() || meta.len() > MAX_PIN_FILE {
+                continue;
+            }
+            let Ok(text) = std::fs::read_to_string(&file) else {
+                continue;
+            };
+            // Relative to the config's folder, as a reader finds it from there.
+            let shown = format!("{}{name}", "../".repeat(depth));
+            if name.ends_with(".lock") {
+                if let Some((line, v)) = pin_in_lock(&text, package) {
+                    return Some(Resolved {
+                        from: format!("{shown}:{line}"),
+                        version: v,
+                        pinned: true,
+                    });
+                }
+                continue;
+            }
+            for (n, line) in text.lines().enumerate() {
+                if let Some(v) = pin_in_line(line, package, newest) {
+                    return Some(Resolved {
+                        from: format!("{shown}:{} (`{}`)", n + 1, line.trim()),
+                        version: v,
+                        pinned: true,
+                    });
+                }
+            }
+        }
+        if dir.join(".git").exists() {
+            break;
+        }
+    }
+    None
+}
+
+/// The framework version for a config of `dialect` at `path`: pinned, else the newest.
+pub fn resolve(dialect: &Dialect, path: &Path) -> Option<Resolved> {
+    let spec = dialect.version.as_ref()?;
+    Some(
+        pinned(path, &spec.package, &spec.newest).unwrap_or_else(|| Resolved {
+            version: spec.newest.clone(),
+            from: format!(
+                "no pin of `{}` found above the config: the newest release hwlint knows",
+                spec.package
+            ),
+            pinned: false,
+        }),
+    )
+}
+
+/// Applies the version's defaults to the settings that took the framework's default, and
+/// names the release on each of them (`not set: TRL 0.18.0 default`).
+pub fn apply(setup: &mut TrainingSetup, dialect: &Dialect, path: &Path) {
+    let Some(resolved) = resolve(dialect, path) else {
+        return;
+    };
+    let Some(have) = parse(&resolved.version) else {
+        return;
+    };
+    for (concept, setting) in setup.settings.iter_mut() {
+        let Setting {
+            value,
+            origin: Origin::Default { framework, .. },
+        } = setting
+        else {
+            continue;
+        };
+        *framework = format!("{} {}", dialect.title, resolved.version);
+        let Some(spec) = dialect.settings.get(concept) else {
+            continue;
+        };
+        // Of the releases the version is below, the lowest says what held then.
+        let older = spec
+            .before
+            .iter()
+            .filter_map(|b| parse(&b.version).map(|v| (v, b)))
+            .filter(|(v, _)| less(&have, v))
+            .min_by(|(x, _), (y, _)| {
+                if less(x, y) {
+                    std::cmp::Ordering::Less
+                } else {
+                    std::cmp::Ordering::Greater
+                }
+            });
+        if let Some((_, b)) = older {
+            *value = super::resolve::from_toml(*concept, &b.default);
+        }
+    }
+    setup.version = Some(resolved);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn requirement_lines_give_the_newest_version_they_allow() {
+        let newest = "1.9.0";
+        for (line, want) in [
+            ("trl==0.18.0", Some("0.18.0")),
+            ("    \"trl[vllm]==0.18.0\",", Some("0.18.0")),
+            ("\"trl>=0.18.0,<=0.24.0\",", Some("0.24.0")),
+            ("trl>=0.18", Some("1.9.0")),
+            ("trl<1.7", Some("1.6")),
+            ("trl<1.7.0", Some("1.6.999")),
+            ("trl~=0.19.1", Some("0.19.1")),
+            ("trl = \"^0.20.0\"", Some("1.9.0")),
+            ("trl = \"0.21.0\"", Some("0.21.0")),
+            ("trlx==0.7.0", None),
+            ("trl-utils==1.0", None),
+            ("transformers==4.52.3", None),
+            ("trl", None),
+        ] {
+            assert_eq!(pin_in_line(line, "trl", newest).as_deref(), want, "{line}");
+        }
+    }
+
+    #[test]
+    fn lock_files_give_the_installed_version() {
+        let lock = "[[package]]\nname = \"torch\"\nversion = \"2.7.0\"\n\n[[package]]\nname = \"trl\"\nversion = \"0.19.1\"\nsource = { registry = \"https://pypi.org/simple\" }\n";
+        assert_eq!(pin_in_lock(lock, "trl"), Some((7, "0.19.1".into())));
+    }
+
+    #[test]
+    fn versions_compare_by_their_parts() {
+        let v = |s| parse(s).unwrap();
+        assert!(less(&v("0.19.1"), &v("1.7.0")));
+        assert!(less(&v("1.6.999"), &v("1.7")));
+        assert!(!less(&v("1.7.0"), &v("1.7")));
+        assert!(!less(&v("1.10.0"), &v("1.9.0")));
+        assert_eq!(parse("1.10.0.dev0"), Some(vec![1, 10, 0]));
+    }
+}
