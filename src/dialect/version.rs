@@ -176,11 +176,32 @@ fn pin_in_lock(text: &str, package: &str) -> Option<(usize, String)> {
     None
 }
 
+/// Pins already looked up in this run, by folder and package: a tree of many configs under one
+/// repository reads its dependency files once.
+type PinCache = std::collections::HashMap<(PathBuf, String), Option<Resolved>>;
+
+fn cache() -> &'static std::sync::Mutex<PinCache> {
+    static CACHE: std::sync::OnceLock<std::sync::Mutex<PinCache>> = std::sync::OnceLock::new();
+    CACHE.get_or_init(Default::default)
+}
+
 /// The pin of `package` in the nearest dependency file above `config` (stopping at a
 /// repository's root, where a `.git` is).
 pub fn pinned(config: &Path, package: &str, newest: &str) -> Option<Resolved> {
     let start = config.parent().unwrap_or(Path::new("."));
     let start: PathBuf = std::fs::canonicalize(start).unwrap_or_else(|_| start.to_path_buf());
+    let key = (start.clone(), package.to_string());
+    if let Some(hit) = cache().lock().ok().and_then(|c| c.get(&key).cloned()) {
+        return hit;
+    }
+    let found = search(&start, package, newest);
+    if let Ok(mut c) = cache().lock() {
+        c.insert(key, found.clone());
+    }
+    found
+}
+
+fn search(start: &Path, package: &str, newest: &str) -> Option<Resolved> {
     for (depth, dir) in start.ancestors().enumerate() {
         for name in PIN_FILES {
             let file = dir.join(name);
