@@ -72,3 +72,17 @@ fn no_pin_gives_the_newest_release_hwlint_knows() {
     assert_eq!(v["pinned"], false);
     assert_eq!(v["version"], "1.9.0");
 }
+
+#[test]
+fn grpo_without_beta_loads_a_reference_before_trl_0_19() {
+    let old = settings("fixtures/versions/trl-0.18-grpo/recipes/grpo.yaml");
+    assert_eq!(old["framework_version"]["version"], "0.18.0");
+    assert_eq!(setting(&old, "reference_model")["value"], true);
+    // The same recipe under the newest TRL: beta 0.0, no reference.
+    let new = settings("fixtures/objective/trl-grpo.yaml");
+    assert_eq!(setting(&new, "reference_model")["value"], false);
+    assert!(
+        old["memory"]["need_bytes"].as_f64().unwrap()
+            > new["memory"]["need_bytes"].as_f64().unwrap()
+    );
+}

@@ -431,6 +431,10 @@ pub struct Source {
     /// layers). Read when any of them is in the file; `key` is where a fix would look first.
     #[serde(default)]
     pub gather: Vec<Gathered>,
+    /// What the source gave in releases before the ones `map` holds for (TRL's GRPO without
+    /// a `beta` kept a reference model before 0.19), read when the pinned version is below.
+    #[serde(default)]
+    pub before: Vec<Before>,
 }
 
 /// One boolean key of a [`Source::gather`].

@@ -9,8 +9,7 @@
 use std::path::{Path, PathBuf};
 
 use super::setup::{Origin, TrainingSetup};
-use super::spec::Dialect;
-use super::Setting;
+use super::spec::{Before, Dialect};
 
 /// Files that pin dependencies, in the order they are read in one folder (lock files first:
 /// they hold the version installed, the others a range).
@@ -268,35 +267,42 @@ pub fn apply(setup: &mut TrainingSetup, dialect: &Dialect, path: &Path) {
         return;
     };
     for (concept, setting) in setup.settings.iter_mut() {
-        let Setting {
-            value,
-            origin: Origin::Default { framework, .. },
-        } = setting
-        else {
-            continue;
-        };
-        *framework = format!("{} {}", dialect.title, resolved.version);
         let Some(spec) = dialect.settings.get(concept) else {
             continue;
         };
-        // Of the releases the version is below, the lowest says what held then.
-        let older = spec
-            .before
-            .iter()
-            .filter_map(|b| parse(&b.version).map(|v| (v, b)))
-            .filter(|(v, _)| less(&have, v))
-            .min_by(|(x, _), (y, _)| {
-                if less(x, y) {
-                    std::cmp::Ordering::Less
-                } else {
-                    std::cmp::Ordering::Greater
-                }
-            });
-        if let Some((_, b)) = older {
-            *value = super::resolve::from_toml(*concept, &b.default);
+        // A default's own history, or that of the source the file's key went through.
+        let history = match &mut setting.origin {
+            Origin::Default { framework, .. } => {
+                *framework = format!("{} {}", dialect.title, resolved.version);
+                &spec.before
+            }
+            Origin::File { key, .. } => match spec.from.iter().find(|s| &s.key == key) {
+                Some(source) => &source.before,
+                None => continue,
+            },
+            _ => continue,
+        };
+        if let Some(b) = older(history, &have) {
+            setting.value = super::resolve::from_toml(*concept, &b.default);
         }
     }
     setup.version = Some(resolved);
+}
+
+/// Of the releases `have` is below, the lowest: what held then.
+fn older<'b>(history: &'b [Before], have: &[u64]) -> Option<&'b Before> {
+    history
+        .iter()
+        .filter_map(|b| parse(&b.version).map(|v| (v, b)))
+        .filter(|(v, _)| less(have, v))
+        .min_by(|(x, _), (y, _)| {
+            if less(x, y) {
+                std::cmp::Ordering::Less
+            } else {
+                std::cmp::Ordering::Greater
+            }
+        })
+        .map(|(_, b)| b)
 }
 
 #[cfg(test)]
