@@ -216,3 +216,18 @@ fn every_fixture_is_read() {
         );
     }
 }
+
+#[test]
+fn torchtune_lora_dpo_runs_pairs_and_the_base_as_reference() {
+    let p = planned("torchtune-lora-dpo.yaml").plan;
+    assert_eq!((p.batch, p.sequences, p.seq_len), (4, 2, 1024));
+    assert!(p.reference_forward && !p.reference_model);
+    let e = estimate(&p);
+    // q (4096 + 4096), v (4096 + 1024), output_proj (4096 + 4096), gate/up (4096 + 14336) and
+    // down (14336 + 4096), at rank 8 over 32 blocks.
+    assert_eq!(
+        e.trainable_params,
+        32 * 8 * (8192 + 5120 + 8192 + 3 * 18432)
+    );
+    assert_eq!(e.peak_at, "the reference model's forward");
+}

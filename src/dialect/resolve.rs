@@ -676,8 +676,20 @@ fn gathered(loader: Loader, root: &Node, source: &Source) -> Option<Setting> {
         key_span: first.key_span.clone(),
         value_span: first.value.span.clone(),
     };
-    let mut names = Vec::new();
+    let mut names: Vec<String> = Vec::new();
     for g in &source.gather {
+        // A list of names (torchtune's `lora_attn_modules`) adds its items.
+        if g.names.is_empty() {
+            if let Some(NodeKind::Seq(items)) = root.get_dotted(&g.key).map(|n| &n.kind) {
+                names.extend(
+                    items
+                        .iter()
+                        .filter_map(|i| i.as_scalar())
+                        .map(|s| s.text.trim().to_string()),
+                );
+            }
+            continue;
+        }
         let on = match lookup_value(loader, root, &g.key) {
             None => g.default,
             Some(Value::Bool(b)) => b,
@@ -689,7 +701,7 @@ fn gathered(loader: Loader, root: &Node, source: &Source) -> Option<Setting> {
             }
         };
         if on {
-            names.push(g.names.as_str());
+            names.push(g.names.clone());
         }
     }
     Some(Setting {

@@ -442,7 +442,9 @@ pub struct Source {
 #[serde(deny_unknown_fields)]
 pub struct Gathered {
     pub key: String,
-    /// What the key adds when true (`q_proj`, or several: `gate_proj,up_proj,down_proj`).
+    /// What the key adds when true (`q_proj`, or several: `gate_proj,up_proj,down_proj`);
+    /// empty for a key whose value is a list of names, added as they are.
+    #[serde(default)]
     pub names: String,
     /// The framework's value when the key is absent.
     #[serde(default)]

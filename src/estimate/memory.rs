@@ -103,7 +103,16 @@ impl MemoryEstimate {
 /// The module a LoRA target names: peft matches a target against the end of a module's path,
 /// so `self_attn.q_proj` adapts `q_proj`.
 pub(crate) fn module_name(target: &str) -> &str {
-    target.rsplit('.').next().unwrap_or(target)
+    let last = target.rsplit('.').next().unwrap_or(target);
+    // torchtune's names for the Llama-style projections (torchtune/modules/peft/lora.py
+    // `LORA_ATTN_MODULES`, the feed-forward's w1/w3/w2).
+    match last {
+        "output_proj" => "o_proj",
+        "w1" => "gate_proj",
+        "w3" => "up_proj",
+        "w2" => "down_proj",
+        other => other,
+    }
 }
 
 /// LoRA adapter parameters: r x (in + out) per adapted projection per block.
