@@ -3,58 +3,17 @@
 //! `additional_target` and TRL's `lora_modules_to_save`. Each fixture in fixtures/adapters/ cites
 //! the framework source its reading follows.
 
-use std::path::{Path, PathBuf};
+#[path = "support/planned.rs"]
+mod support;
 
-use hwlint::dialect::Concept;
 use hwlint::estimate::memory::estimate;
-use hwlint::estimate::plan::{plan_for, Gap, Inputs, Planned};
-use hwlint::estimate::verdict::need_bytes;
-use hwlint::settings::{resolve_target, LoadedConfig};
-use hwlint::syntax::Format;
+use hwlint::estimate::plan::Planned;
+use support::gib;
 
-fn fixture(rel: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("fixtures/adapters")
-        .join(rel)
-}
-
-/// The estimator's reading of a fixture on one H100.
-fn read(rel: &str) -> Result<Planned, Gap> {
-    let path = fixture(rel);
-    let text = std::fs::read_to_string(&path).unwrap();
-    assert!(
-        text.starts_with('#') && text.contains(".py:"),
-        "{rel}: the header comment cites a framework source line"
-    );
-    let config = LoadedConfig::empty().unwrap();
-    let settings = config.for_file(&path, &Default::default()).unwrap();
-    let target = resolve_target("h100-sxm", Path::new("."), "test").unwrap();
-    let format = Format::from_path(&path).unwrap();
-    let doc = hwlint::syntax::parse(&text, format).unwrap();
-    let node = doc.roots.first().expect("one document");
-    let (dialect, node) = hwlint::dialect::detect(&settings.dialects, node, format, &path)
-        .unwrap_or_else(|| panic!("{rel}: no dialect detected"));
-    let setup = hwlint::dialect::resolve(dialect, &node);
-    assert!(setup.str(Concept::Model).is_some(), "{rel}: names no model");
-    plan_for(&Inputs {
-        setup: &setup,
-        linked: None,
-        models: &settings.models,
-        base_dir: path.parent().unwrap(),
-        target: &target,
-        data_parallel: Some(1),
-        mem_fraction: None,
-        global_batch_splits: false,
-        sharding_in_file_only: false,
-    })
-}
+const DIR: &str = "fixtures/adapters";
 
 fn planned(rel: &str) -> Planned {
-    read(rel).unwrap_or_else(|gap| panic!("{rel}: no estimate: {gap:?}"))
-}
-
-fn gib(plan: &hwlint::estimate::step::Plan) -> f64 {
-    need_bytes(&estimate(plan)) / (1u64 << 30) as f64
+    support::planned(DIR, rel)
 }
 
 fn targets(p: &hwlint::estimate::step::Plan) -> Option<(u64, String)> {
@@ -121,12 +80,5 @@ fn trl_lora_modules_to_save_trains_whole() {
 /// Every fixture in the folder is read by a test above.
 #[test]
 fn every_fixture_is_read() {
-    let source = include_str!("adapter_readings.rs");
-    for entry in std::fs::read_dir(fixture("")).unwrap() {
-        let name = entry.unwrap().file_name().to_string_lossy().to_string();
-        assert!(
-            source.contains(&format!("\"{name}\"")),
-            "{name} is read by no test"
-        );
-    }
+    support::every_fixture_named_in(DIR, include_str!("adapter_readings.rs"));
 }
