@@ -430,14 +430,24 @@ fn terms(plan: &Plan, frozen: bool) -> Terms {
     } else {
         rg.residual
     };
+    // The units gathered at once: the one in flight and the next. The LM head (or tied
+    // embedding) is a unit of its own (torchtitan wraps `norm` + `output` together and keeps
+    // it gathered from the end of forward into backward: reshard_after_forward=False for the
+    // last unit), and a large vocabulary makes it the largest one.
+    let head_unit = if a.has_lm_loss() {
+        (a.vocab_size * a.hidden_size) as f64
+    } else {
+        0.0
+    };
+    let in_flight = (gpu_block.max(head_unit) + gpu_block) * gathered;
     let weights = if plan.fp32_reduce {
         // FSDP2 mixed precision: the parameters are the fp32 shards (counted with the optimizer
-        // state as its master copy); 16-bit copies exist only for the block in flight and the
-        // prefetched one, on one GPU as on many.
-        2.0 * gpu_block * gathered
+        // state as its master copy); 16-bit copies exist only for the units in flight, on one
+        // GPU as on many.
+        in_flight
     } else if plan.zero_stage >= 3 {
-        // Each rank keeps its shard plus the gathered block in flight and the next one.
-        weights / n + 2.0 * gpu_block * gathered
+        // Each rank keeps its shard plus the gathered units in flight.
+        weights / n + in_flight
     } else {
         weights
     };
@@ -951,6 +961,22 @@ mod tests {
             "{} of a {block}-byte block",
             eight.at_peak.gradients
         );
+    }
+
+    #[test]
+    fn a_gathered_lm_head_counts_as_the_largest_unit_in_flight() {
+        // Llama-3-8B under FSDP2 mixed precision: the 128256 x 4096 head (1.05 GB in bf16) is
+        // larger than a block (0.44 GB), and it is gathered with the last block at the start
+        // of backward.
+        let mut p = plan("llama-3-8b", Precision::Bf16True, 1);
+        p.master_weights = true;
+        p.fp32_reduce = true;
+        p.zero_stage = 3;
+        p.gpus = 8;
+        let block = params::count(&p.arch).per_block as f64 * 2.0;
+        let head = (p.arch.vocab_size * p.arch.hidden_size) as f64 * 2.0;
+        assert!(head > block);
+        assert!((estimate(&p).weights_bytes - (head + block)).abs() < 1.0);
     }
 
     #[test]
