@@ -47,6 +47,9 @@ pub enum Decider {
     /// The run's own steps: some reach the low end and some the high one (V-JEPA's random
     /// masks), so a run sized for the high end is the one that does not stop.
     Steps,
+    /// The driver moves paged optimizer state (bitsandbytes' paged optimizers) to host
+    /// memory when the GPU fills: the low end runs, slower, rather than stopping.
+    Paging,
 }
 
 impl Bound {
@@ -131,6 +134,14 @@ impl MemoryContext {
     /// True when one verdict holds (sharding known, every option modelled).
     pub fn exact(&self) -> bool {
         self.least.is_none()
+    }
+
+    /// True when the range comes only from paged optimizer state (sharding known, nothing
+    /// else bounded): the step that does not fit on the GPU still runs, its state paged out.
+    pub fn paging_only(&self) -> bool {
+        !self.exact()
+            && !self.sharding_unknown
+            && self.bounded.iter().all(|b| b.decided_by == Decider::Paging)
     }
 
     /// True when the range comes only from the run's own steps (V-JEPA's random masks): the
@@ -625,7 +636,7 @@ pub fn plan_for(i: &Inputs) -> Result<Planned, Gap> {
                 Some(paged) if paged.paged() && !frozen => {
                     bounded.push(Bound::new(
                         format!("optimizer `{o}` pages its state: between all of it on the GPU and all of it moved to host memory"),
-                        Decider::Unmodelled,
+                        Decider::Paging,
                     ));
                     (paged, Optimizer::Sgd)
                 }

@@ -2,6 +2,11 @@
 //! Warns when one training step is estimated to use between 90% and 100% of the target GPU's
 //! usable memory.
 //!
+//!
+//! It also warns when a step fits only because a paged optimizer (bitsandbytes'
+//! `paged_adamw_*`) lets the driver move its state to host memory: the run does not stop, but
+//! the steps that touch the paged-out state wait on host transfers. That is never an HW101.
+//!
 //! ## Why is this bad?
 //! The estimate already includes the allocator's usual fragmentation, but a longer sample,
 //! a different library version or a second process on the GPU is enough to run out of memory
@@ -34,6 +39,29 @@ pub(crate) fn check(ctx: &Context) -> Vec<Violation> {
     let Some(m) = ctx.gpu_memory() else {
         return vec![];
     };
+    // Paged optimizer state (bitsandbytes) is moved to host memory by the driver when the GPU
+    // fills: a step that fits only so runs, waiting on those transfers. Never an HW101.
+    if m.paging_only() && !m.most.verdict.fits && m.least().verdict.fits {
+        let most = &m.most;
+        let plan = &most.plan;
+        return vec![Violation {
+            message: format!(
+                "one step of {} at {} needs ~{} GiB with its `{}` state on the GPU, more than the {} GiB usable on {}: it runs only while the driver pages up to ~{} GiB of that state to host memory (~{} GiB with all of it there), and steps wait on those transfers",
+                plan.model,
+                batch_phrase(plan),
+                gib(most.verdict.need_bytes),
+                ctx.setup
+                    .str(crate::dialect::Concept::Optimizer)
+                    .map_or("paged optimizer", |(o, _)| o),
+                gib(most.verdict.usable_bytes),
+                gpu_named(ctx),
+                gib(most.estimate.paged_bytes),
+                gib(m.least().verdict.need_bytes),
+            ),
+            span: ctx.span_of(crate::dialect::Concept::Optimizer),
+            fix: None,
+        }];
+    }
     // Near the line, only an exact verdict says anything: with sharding unknown, stay silent.
     // A range the run's own steps span (V-JEPA's masks) is held at its high end, which some
     // step reaches.

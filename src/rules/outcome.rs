@@ -59,7 +59,9 @@ pub fn of(ctx: &Context) -> Option<Outcome> {
         Err(gap) => Outcome::NotChecked {
             needs: needs(ctx, gap),
         },
-        Ok(m) if m.verdict_word() != "may fit" => Outcome::Checked,
+        // A step that fits only with its paged optimizer state in host memory is decided: it
+        // runs, slower (HW105 says so).
+        Ok(m) if m.verdict_word() != "may fit" || m.paging_only() => Outcome::Checked,
         Ok(m) => Outcome::Bounded {
             low_gib: m.least().verdict.need_bytes / GIB,
             high_gib: m.most.verdict.need_bytes / GIB,
@@ -161,7 +163,9 @@ pub(crate) fn deciders(ctx: &Context, m: &crate::estimate::plan::MemoryContext) 
                 Some(key) => (Some(key.clone()), Some(format!("set {key}"))),
                 None => (None, None),
             },
-            Decider::Unmodelled | Decider::Script | Decider::Steps => (None, None),
+            Decider::Unmodelled | Decider::Script | Decider::Steps | Decider::Paging => {
+                (None, None)
+            }
         };
         out.push(Decides {
             short,
