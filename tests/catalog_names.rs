@@ -5,6 +5,9 @@
 
 use std::path::Path;
 
+#[path = "support/planned.rs"]
+mod support;
+
 use hwlint::estimate::plan::find_model;
 
 /// (name as a config writes it, hidden, layers, heads, KV heads, MLP width, vocabulary)
@@ -87,27 +90,17 @@ fn config_names_resolve_to_their_dimensions() {
 #[test]
 fn a_vlm_decoder_follows_the_configs_sequence_length() {
     let need = |seq: &str| -> f64 {
-        let out = std::process::Command::new(env!("CARGO_BIN_EXE_hwlint"))
-            .current_dir(env!("CARGO_MANIFEST_DIR"))
-            .args([
-                "estimate",
-                "--model",
-                "Qwen/Qwen3-VL-4B-Instruct",
-                "--batch-size",
-                "1",
-                "--seq-len",
-                seq,
-                "--output-format",
-                "json",
-            ])
-            .output()
-            .unwrap();
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        let v = support::hwlint_json(&[
+            "estimate",
+            "--model",
+            "Qwen/Qwen3-VL-4B-Instruct",
+            "--batch-size",
+            "1",
+            "--seq-len",
+            seq,
+            "--output-format",
+            "json",
+        ]);
         v["need_bytes"].as_f64().unwrap()
     };
     let (short, long) = (need("512"), need("8192"));

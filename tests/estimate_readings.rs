@@ -6,11 +6,11 @@
 
 use std::path::{Path, PathBuf};
 
-use hwlint::dialect::Concept;
-use hwlint::estimate::plan::{plan_for, Inputs, Planned};
+#[path = "support/planned.rs"]
+mod support;
+
+use hwlint::estimate::plan::Planned;
 use hwlint::estimate::step::{Checkpointing, Optimizer, Precision};
-use hwlint::settings::{resolve_target, LoadedConfig};
-use hwlint::syntax::Format;
 
 /// What the estimator should read from one fixture.
 #[derive(Debug, Clone, Copy)]
@@ -455,31 +455,8 @@ fn fixture(rel: &str) -> PathBuf {
 
 /// The estimator's reading of a fixture, on an H100 (where axolotl's `bf16: auto` is bf16).
 fn read(rel: &str, data_parallel: Option<i64>) -> Planned {
-    let path = fixture(rel);
-    let config = LoadedConfig::empty().unwrap();
-    let settings = config.for_file(&path, &Default::default()).unwrap();
-    let target = resolve_target("h100-sxm", Path::new("."), "test").unwrap();
-    let format = Format::from_path(&path).unwrap();
-    let text = std::fs::read_to_string(&path).unwrap();
-    let doc = hwlint::syntax::parse(&text, format).unwrap();
-    let node = doc.roots.first().expect("one document");
-    let (dialect, node) = hwlint::dialect::detect(&settings.dialects, node, format, &path)
-        .unwrap_or_else(|| panic!("{rel}: no dialect detected"));
-    let setup = hwlint::dialect::resolve(dialect, &node);
-    assert!(setup.str(Concept::Model).is_some(), "{rel}: names no model");
-    let linked = hwlint::dialect::linked_deepspeed(&setup, &path, &settings.dialects);
-    plan_for(&Inputs {
-        setup: &setup,
-        linked: linked.as_ref().map(|l| &l.setup),
-        models: &settings.models,
-        base_dir: path.parent().unwrap(),
-        target: &target,
-        data_parallel,
-        mem_fraction: None,
-        global_batch_splits: dialect.semantics.global_batch_splits_over_devices,
-        sharding_in_file_only: dialect.semantics.sharding_in_file_only,
-    })
-    .unwrap_or_else(|gap| panic!("{rel}: no estimate: {gap:?}"))
+    support::plan_at(&fixture(rel), data_parallel)
+        .unwrap_or_else(|gap| panic!("{rel}: no estimate: {gap:?}"))
 }
 
 /// Every field of the reading that differs from the expectation, named.

@@ -2,21 +2,15 @@
 //! (#25 item 9): TRL's SFT loss was the whole logits ("nll") until 1.7 and chunked since. The
 //! fixtures in fixtures/versions/ pin TRL in a setup.py and a uv.lock above the config.
 
+#[path = "support/planned.rs"]
+mod support;
+
 use serde_json::Value;
 
 fn settings(rel: &str) -> Value {
-    let out = std::process::Command::new(env!("CARGO_BIN_EXE_hwlint"))
-        .current_dir(env!("CARGO_MANIFEST_DIR"))
-        .args(["--show-settings", "--output-format", "json", rel])
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
-    v["files"][0]["runs"][0].clone()
+    support::hwlint_json(&["--show-settings", "--output-format", "json", rel])["files"][0]["runs"]
+        [0]
+    .clone()
 }
 
 fn setting<'v>(run: &'v Value, concept: &str) -> &'v Value {

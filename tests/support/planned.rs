@@ -1,5 +1,6 @@
-//! The estimator's reading of one fixture on one H100, as `hwlint check` plans it: for the
-//! readings tests whose fixtures each cite the framework source they follow.
+//! The estimator's reading of one fixture on one H100, as `hwlint check` plans it, and the
+//! binary's JSON answer to one command: for the readings tests. Each test crate uses a part.
+#![allow(dead_code)]
 
 use std::path::{Path, PathBuf};
 
@@ -16,7 +17,39 @@ pub fn fixture(dir: &str, rel: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join(dir).join(rel)
 }
 
-/// The plan of a fixture whose header comment cites a framework source line, on one H100.
+/// The plan of the config at `path` on one H100 (where axolotl's `bf16: auto` is bf16), with
+/// the DeepSpeed JSON it names and `data_parallel` processes (`None`: unknown, as `check`).
+pub fn plan_at(path: &Path, data_parallel: Option<i64>) -> Result<Planned, Gap> {
+    let shown = path.display();
+    let config = LoadedConfig::empty().unwrap();
+    let settings = config.for_file(path, &Default::default()).unwrap();
+    let target = resolve_target("h100-sxm", Path::new("."), "test").unwrap();
+    let format = Format::from_path(path).unwrap();
+    let text = std::fs::read_to_string(path).unwrap();
+    let doc = hwlint::syntax::parse(&text, format).unwrap();
+    let node = doc.roots.first().expect("one document");
+    let (dialect, node) = hwlint::dialect::detect(&settings.dialects, node, format, path)
+        .unwrap_or_else(|| panic!("{shown}: no dialect detected"));
+    let setup = hwlint::dialect::resolve(dialect, &node);
+    assert!(
+        setup.str(Concept::Model).is_some(),
+        "{shown}: names no model"
+    );
+    let linked = hwlint::dialect::linked_deepspeed(&setup, path, &settings.dialects);
+    plan_for(&Inputs {
+        setup: &setup,
+        linked: linked.as_ref().map(|l| &l.setup),
+        models: &settings.models,
+        base_dir: path.parent().unwrap(),
+        target: &target,
+        data_parallel,
+        mem_fraction: None,
+        global_batch_splits: dialect.semantics.global_batch_splits_over_devices,
+        sharding_in_file_only: dialect.semantics.sharding_in_file_only,
+    })
+}
+
+/// The plan of a fixture whose header comment cites a framework source line, on one GPU.
 pub fn read(dir: &str, rel: &str) -> Result<Planned, Gap> {
     let path = fixture(dir, rel);
     let text = std::fs::read_to_string(&path).unwrap();
@@ -24,27 +57,22 @@ pub fn read(dir: &str, rel: &str) -> Result<Planned, Gap> {
         text.starts_with('#') && text.contains(".py:"),
         "{rel}: the header comment cites a framework source line"
     );
-    let config = LoadedConfig::empty().unwrap();
-    let settings = config.for_file(&path, &Default::default()).unwrap();
-    let target = resolve_target("h100-sxm", Path::new("."), "test").unwrap();
-    let format = Format::from_path(&path).unwrap();
-    let doc = hwlint::syntax::parse(&text, format).unwrap();
-    let node = doc.roots.first().expect("one document");
-    let (dialect, node) = hwlint::dialect::detect(&settings.dialects, node, format, &path)
-        .unwrap_or_else(|| panic!("{rel}: no dialect detected"));
-    let setup = hwlint::dialect::resolve(dialect, &node);
-    assert!(setup.str(Concept::Model).is_some(), "{rel}: names no model");
-    plan_for(&Inputs {
-        setup: &setup,
-        linked: None,
-        models: &settings.models,
-        base_dir: path.parent().unwrap(),
-        target: &target,
-        data_parallel: Some(1),
-        mem_fraction: None,
-        global_batch_splits: false,
-        sharding_in_file_only: false,
-    })
+    plan_at(&path, Some(1))
+}
+
+/// `hwlint ARGS` run in the repository, which must succeed, and its JSON output.
+pub fn hwlint_json(args: &[&str]) -> serde_json::Value {
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_hwlint"))
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .args(args)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "hwlint {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).unwrap()
 }
 
 pub fn planned(dir: &str, rel: &str) -> Planned {
