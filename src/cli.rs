@@ -227,6 +227,10 @@ pub struct EstimateArgs {
     /// Load the frozen base in 4-bit (QLoRA).
     #[arg(long)]
     pub load_in_4bit: bool,
+    /// The bitsandbytes release the run uses (before 0.43.2 its 4-bit matmul keeps each
+    /// input for backward). Default: the one the config's repository pins, else the newest.
+    #[arg(long, value_name = "VERSION")]
+    pub bitsandbytes: Option<String>,
     /// Gradient accumulation steps (above 1, the gradients stay allocated through every
     /// micro-batch's forward and backward).
     #[arg(long, value_name = "N")]

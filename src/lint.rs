@@ -485,11 +485,15 @@ pub fn runs_of<'a>(
             Some((d, view)) => {
                 let mut run = launch::assemble(dialects, d, view, front, doc.format, path, text);
                 dialect::version::apply(&mut run.setup, run.dialect, path);
+                run.setup.bitsandbytes = Some(dialect::version::bitsandbytes_at(path));
                 run
             }
             None if doc.format == Format::Shell => {
                 match launch::script_run(dialects, front, path, text) {
-                    Some(run) => run,
+                    Some(mut run) => {
+                        run.setup.bitsandbytes = Some(dialect::version::bitsandbytes_at(path));
+                        run
+                    }
                     None => continue,
                 }
             }
@@ -529,7 +533,9 @@ fn hydra_run<'a>(
     if doc.format != Format::Yaml || doc.roots.len() != 1 || !dialects.iter().any(|d| d.hydra) {
         return None;
     }
-    launch::hydra_run(dialects, &doc.roots[0], text, path)
+    let mut run = launch::hydra_run(dialects, &doc.roots[0], text, path)?;
+    run.setup.bitsandbytes = Some(dialect::version::bitsandbytes_at(path));
+    Some(run)
 }
 
 /// Runs `f` on what the rules see of one run (its setup, the DeepSpeed JSON it names, the

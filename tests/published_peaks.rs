@@ -54,6 +54,9 @@ struct Figure {
     lora_targets: Vec<String>,
     #[serde(default)]
     load_in_4bit: bool,
+    /// The bitsandbytes release the figure was measured with (`--bitsandbytes`): a 4-bit base
+    /// keeps each matmul's input before 0.43.2.
+    bitsandbytes: Option<String>,
     zero: Option<u8>,
     gpus: Option<u64>,
     #[serde(default)]
@@ -103,6 +106,9 @@ impl Figure {
         }
         if self.load_in_4bit {
             a.push("--load-in-4bit".into());
+        }
+        if let Some(v) = &self.bitsandbytes {
+            a.extend(["--bitsandbytes".into(), v.clone()]);
         }
         if let Some(z) = self.zero {
             a.extend(["--zero".into(), z.to_string()]);
@@ -195,6 +201,13 @@ fn every_figure_is_documented_and_bounded() {
         assert!(
             f.skip.as_deref().is_none_or(|s| !s.trim().is_empty()),
             "{}: an empty skip reason",
+            f.name
+        );
+        // What a 4-bit base keeps depends on the bitsandbytes release: a compared 4-bit
+        // figure says which one it was measured with.
+        assert!(
+            !f.load_in_4bit || f.skip.is_some() || f.bitsandbytes.is_some(),
+            "{}: a 4-bit figure names its bitsandbytes release",
             f.name
         );
     }

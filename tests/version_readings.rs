@@ -80,3 +80,64 @@ fn grpo_without_beta_loads_a_reference_before_trl_0_19() {
             > new["memory"]["need_bytes"].as_f64().unwrap()
     );
 }
+
+fn peak_allocated(run: &Value) -> f64 {
+    run["memory"]["peak_allocated_bytes"].as_f64().unwrap()
+}
+
+fn estimated_peak(config: &str, bitsandbytes: &str) -> f64 {
+    support::hwlint_json(&[
+        "estimate",
+        config,
+        "--bitsandbytes",
+        bitsandbytes,
+        "--output-format",
+        "json",
+    ])["peak_allocated_bytes"]
+        .as_f64()
+        .unwrap()
+}
+
+/// #25 item 7: bitsandbytes' MatMul4Bit kept each input for backward until 0.43.2.
+#[test]
+fn a_bitsandbytes_pin_decides_what_the_4bit_matmuls_keep() {
+    let old = settings("fixtures/versions/bnb-0.42/recipes/qlora.yaml");
+    let v = &old["bitsandbytes_version"];
+    assert_eq!(v["version"], "0.42.0");
+    assert_eq!(v["pinned"], true);
+    assert!(
+        v["from"]
+            .as_str()
+            .unwrap()
+            .starts_with("../requirements.txt:4"),
+        "{v}"
+    );
+    let new = settings("fixtures/versions/bnb-newest/qlora.yaml");
+    assert_eq!(new["bitsandbytes_version"]["pinned"], false);
+    // Llama-2-7B (hidden 4096, intermediate 11008, 32 layers), 4 x 2048 tokens, nothing
+    // recomputed: 0.42.0 also keeps, in bf16, the normed input of q/k/v and of gate/up and the
+    // SwiGLU product down reads (the attention output o reads is SDPA's own, kept anyway).
+    let kept = ((2_u64 * 4096 + 11008) * 2 * 32 * 4 * 2048) as f64;
+    let diff = peak_allocated(&old) - peak_allocated(&new);
+    assert!(
+        (diff - kept).abs() < 0.01 * kept,
+        "0.42.0 keeps {diff} bytes more, expected {kept}"
+    );
+    // `--bitsandbytes` stands over the pin.
+    let flagged = estimated_peak("fixtures/versions/bnb-0.42/recipes/qlora.yaml", "0.43.2");
+    assert_eq!(flagged, peak_allocated(&new));
+}
+
+/// torchtune's NF4 is torchao's, which keeps no input whatever bitsandbytes the repository pins.
+#[test]
+fn torchao_nf4_follows_no_bitsandbytes_release() {
+    let config = "fixtures/versions/bnb-0.42/recipes/torchtune_qlora.yaml";
+    let run = settings(config);
+    assert_eq!(setting(&run, "load_in_4bit")["value"], true);
+    assert_eq!(setting(&run, "quantizer")["value"], "torchao");
+    assert!(run["bitsandbytes_version"].is_null(), "{run}");
+    assert_eq!(
+        estimated_peak(config, "0.42.0"),
+        estimated_peak(config, "0.50.1")
+    );
+}

@@ -19,6 +19,8 @@
 //!       "made_for": "torchtune's single-device recipe (the file name `x.yaml`): why" | null,
 //!       "framework_version": { "version": "0.19.0", "from": "setup.py:4 (...)", "pinned": true }
 //!         | null (a dialect that names no package),
+//!       "bitsandbytes_version": { "version": "0.42.0", "from": "requirements.txt:3 (...)",
+//!         "pinned": true } | null (no base bitsandbytes quantizes),
 //!       "settings": [{ "concept": "micro_batch", "value": 8 | 2.0e-5 | true | "bf16"
 //!                      | { "unknown": "${oc.env:BS}" },
 //!                      "origin": "file" | "default" | "flag" | "implied", "key": "per_device_train_batch_size",
@@ -34,7 +36,7 @@
 
 use serde_json::{json, Value};
 
-use crate::dialect::{Origin, SettingValue};
+use crate::dialect::{Concept, Origin, SettingValue};
 use crate::estimate::plan::Gap;
 use crate::estimate::verdict::{max_micro_batch, HEADROOM_LINE};
 use crate::lint::{run_memories, runs_in_text, shown_path, FileResult, RunMemory};
@@ -94,6 +96,9 @@ pub fn render_text(results: &[FileResult]) -> String {
                     "  {} {}: {}\n",
                     run.dialect.title, v.version, v.from
                 ));
+            }
+            if let Some(b) = quantizing_bitsandbytes(&run.setup) {
+                out.push_str(&format!("  bitsandbytes {}: {}\n", b.version, b.from));
             }
             if let Some(why) = &run.setup.not_training {
                 out.push_str(&format!("  not a training run: {why}\n"));
@@ -238,6 +243,11 @@ fn run_json(r: &FileResult, doc: &crate::syntax::Document, m: &RunMemory) -> Val
             "from": v.from,
             "pinned": v.pinned,
         })),
+        "bitsandbytes_version": quantizing_bitsandbytes(&run.setup).map(|v| json!({
+            "version": v.version,
+            "from": v.from,
+            "pinned": v.pinned,
+        })),
         "settings": settings,
         "memory": memory_json(m),
         // checked, bounded (with what decides it) or not-checked (with what it needs); null
@@ -296,4 +306,22 @@ fn memory_json(m: &RunMemory) -> Value {
         "bounded": c.least_reasons(),
         "assumed": c.assumptions,
     })
+}
+
+/// The bitsandbytes release of a run whose base bitsandbytes quantizes (4-bit or 8-bit): what
+/// its matmuls keep for backward follows the release.
+fn quantizing_bitsandbytes(
+    setup: &crate::dialect::TrainingSetup,
+) -> Option<&crate::dialect::version::Resolved> {
+    let quantized = [Concept::LoadIn4bit, Concept::LoadIn8bit]
+        .iter()
+        .any(|c| setup.bool(*c).is_some_and(|(b, _)| b));
+    let bitsandbytes = setup
+        .str(Concept::Quantizer)
+        .is_none_or(|(q, _)| q == "bitsandbytes");
+    if quantized && bitsandbytes {
+        setup.bitsandbytes.as_ref()
+    } else {
+        None
+    }
 }

@@ -15,6 +15,7 @@ pub fn resolve(dialect: &Dialect, root: &Node) -> TrainingSetup {
         architecture_unread: None,
         unread: Default::default(),
         version: None,
+        bitsandbytes: None,
     };
     let described = match architecture(dialect, root) {
         Ok(None) => super::jepa::architecture(dialect, root),

@@ -64,6 +64,10 @@ pub enum Concept {
     /// bitsandbytes LLM.int8 base weights.
     #[serde(rename = "load_in_8bit")]
     LoadIn8bit,
+    /// The library whose layers hold a 4-bit base: `bitsandbytes` (transformers'
+    /// `BitsAndBytesConfig`, Lightning's `BitsandbytesPrecision`; the default where no dialect
+    /// says otherwise) or `torchao` (torchtune's NF4 linears).
+    Quantizer,
     /// The dtype the model's weights are loaded in: `fp32`, `bf16`, `fp16`, or `auto` (the
     /// dtype its config.json names). Separate from `precision`, the compute precision: bf16
     /// weights trained under `bf16: true` keep no fp32 master copy.
@@ -184,6 +188,7 @@ impl Concept {
             | LoraTargets
             | LoraModulesToSave
             | GaloreTargets
+            | Quantizer
             | Objective => ValueType::Str,
         }
     }
@@ -309,6 +314,10 @@ pub struct TrainingSetup {
     /// The framework version whose defaults apply, and where it came from (the dialect's
     /// `[version]`; none for a dialect without one).
     pub version: Option<super::version::Resolved>,
+    /// The bitsandbytes release the run gets (pinned above the config, else the newest): its
+    /// 4-bit matmul kept its input for backward before 0.43.2. None where no file was read
+    /// (the estimate of flags alone), which means the newest.
+    pub bitsandbytes: Option<super::version::Resolved>,
 }
 
 /// A model a config describes by its dimensions: catalog fields (`family`, `hidden_size`, ...)

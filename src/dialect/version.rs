@@ -289,6 +289,67 @@ pub fn apply(setup: &mut TrainingSetup, dialect: &Dialect, path: &Path) {
     setup.version = Some(resolved);
 }
 
+/// The libraries besides the framework whose release changes what a step holds
+/// (`rules/libraries.toml`).
+#[derive(Debug, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Libraries {
+    pub bitsandbytes: Bitsandbytes,
+}
+
+/// bitsandbytes: the 4-bit and 8-bit Linear layers of QLoRA and LLM.int8 training.
+#[derive(Debug, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Bitsandbytes {
+    pub package: String,
+    pub newest: String,
+    /// The first release whose 4-bit matmul no longer keeps its input for backward.
+    pub matmul_4bit_keeps_input_before: String,
+}
+
+const LIBRARIES_JSON: &str = include_str!(concat!(env!("OUT_DIR"), "/rules/libraries.json"));
+
+/// The built-in library table.
+pub fn libraries() -> &'static Libraries {
+    static TABLE: std::sync::OnceLock<Libraries> = std::sync::OnceLock::new();
+    TABLE.get_or_init(|| {
+        serde_json::from_str(LIBRARIES_JSON).expect("rules/libraries.toml is valid (unit-tested)")
+    })
+}
+
+/// The bitsandbytes release a run gets: pinned above `path`, else the newest.
+pub fn bitsandbytes_at(path: &Path) -> Resolved {
+    let b = &libraries().bitsandbytes;
+    pinned(path, &b.package, &b.newest).unwrap_or_else(|| newest_bitsandbytes(None))
+}
+
+/// The newest bitsandbytes hwlint knows, with why it is the one used.
+pub fn newest_bitsandbytes(why: Option<&str>) -> Resolved {
+    let b = &libraries().bitsandbytes;
+    Resolved {
+        version: b.newest.clone(),
+        from: why.map_or_else(
+            || {
+                format!(
+                    "no pin of `{}` found above the config: the newest release hwlint knows",
+                    b.package
+                )
+            },
+            str::to_string,
+        ),
+        pinned: false,
+    }
+}
+
+/// Whether bitsandbytes' 4-bit matmul at `release` keeps its input for backward.
+pub fn matmul_4bit_keeps_input(release: &str) -> bool {
+    let before = &libraries().bitsandbytes.matmul_4bit_keeps_input_before;
+    match (parse(release), parse(before)) {
+        (Some(have), Some(before)) => less(&have, &before),
+        _ => false,
+    }
+}
+
 /// Of the releases `have` is below, the lowest: what held then.
 fn older<'b>(history: &'b [Before], have: &[u64]) -> Option<&'b Before> {
     history
@@ -308,6 +369,20 @@ fn older<'b>(history: &'b [Before], have: &[u64]) -> Option<&'b Before> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_4bit_matmul_keeps_its_input_before_0_43_2() {
+        assert!(parse(&libraries().bitsandbytes.newest).is_some());
+        for (release, keeps) in [
+            ("0.41.0", true),
+            ("0.42.0", true),
+            ("0.43.1", true),
+            ("0.43.2", false),
+            ("0.50.1", false),
+        ] {
+            assert_eq!(matmul_4bit_keeps_input(release), keeps, "{release}");
+        }
+    }
 
     #[test]
     fn requirement_lines_give_the_newest_version_they_allow() {

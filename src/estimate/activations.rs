@@ -41,10 +41,10 @@ pub struct Trainable {
     pub frozen_base: bool,
     /// LoRA rank and the adapted projections (`q_proj`, `v_proj`, ...).
     pub lora: Option<(u64, Vec<String>)>,
-    /// The frozen base is bitsandbytes 4-bit: its matmul (MatMul4Bit) saves its input for
-    /// backward whenever the input needs a gradient (`ctx.tensors = (A, B)` in
-    /// bitsandbytes/autograd/_functions.py), though the weight is frozen.
-    pub quantized_base: bool,
+    /// The frozen base is quantized by a kernel that saves its input for backward whenever the
+    /// input needs a gradient, though the weight is frozen (bitsandbytes' MatMul8bitLt, and
+    /// MatMul4Bit before 0.43.2: `ctx.tensors = (A, B)` in bitsandbytes/autograd/_functions.py).
+    pub quantized_input_kept: bool,
 }
 
 impl Trainable {
@@ -71,7 +71,7 @@ fn linear_inputs(rg: Regime, input_bytes: f64, width: f64, modules: &[&str], t: 
         } else {
             input_bytes * width
         };
-    } else if t.quantized_base {
+    } else if t.quantized_input_kept {
         // One tensor, shared by the group's projections.
         saved += input_bytes * width;
     }
@@ -184,15 +184,7 @@ pub fn block_per_token(a: &Architecture, rg: Regime, t: &Trainable) -> f64 {
     match a.kind {
         Kind::Llama | Kind::Gemma => {
             total += linear_inputs(rg, normed, h, &["gate_proj", "up_proj"], t);
-            // act(gate) keeps gate; the product keeps act(gate) and up; down keeps the product
-            // when it trains (or its fp32 copy when adapted).
-            total += 3.0 * c * i;
-            if w_trains {
-                total += c * i;
-            }
-            if let Some(r_) = t.adapted("down_proj") {
-                total += 4.0 * i + 4.0 * r_ as f64;
-            }
+            total += swiglu_core(rg, t, i);
         }
         Kind::Gpt2 => {
             total += linear_inputs(rg, normed, h, &["c_fc"], t);
@@ -320,12 +312,13 @@ fn attention_core(a: &Architecture, rg: Regime, t: &Trainable) -> f64 {
     total
 }
 
-/// A SwiGLU MLP of width `i` past its input projections: act(gate), up, the product and (when
-/// it trains) down's input.
+/// A SwiGLU MLP of width `i` past its input projections: act(gate) keeps gate; the product
+/// keeps act(gate) and up; down keeps the product when its weight trains or its quantized matmul
+/// keeps its input (and its fp32 copy when adapted).
 fn swiglu_core(rg: Regime, t: &Trainable, i: f64) -> f64 {
     let c = rg.compute;
     let mut total = 3.0 * c * i;
-    if !t.frozen_base {
+    if !t.frozen_base || t.quantized_input_kept {
         total += c * i;
     }
     if let Some(r_) = t.adapted("down_proj") {
@@ -698,7 +691,7 @@ mod tests {
         let lora = Trainable {
             frozen_base: true,
             lora: Some((16, vec!["q_proj".into(), "v_proj".into()])),
-            quantized_base: false,
+            quantized_input_kept: false,
         };
         assert_eq!(block_per_token(ll, BF16, &lora), 75_904.0);
         // GPT-2: fp32 114h, AMP 86h.

@@ -288,6 +288,13 @@ fn overlay_flags(setup: &mut TrainingSetup, args: &EstimateArgs) {
     if args.precision.is_some() {
         setup.settings.remove(&Concept::WeightDtype);
     }
+    if let Some(v) = &args.bitsandbytes {
+        setup.bitsandbytes = Some(crate::dialect::version::Resolved {
+            version: v.clone(),
+            from: "--bitsandbytes".into(),
+            pinned: true,
+        });
+    }
 }
 
 /// The spelling clap uses for a value (`adamw-8bit`).
@@ -565,6 +572,13 @@ pub fn run(args: &EstimateArgs) -> Result<EstimateReport, EstimateError> {
     if let Some(f) = args.memory_fraction {
         if !(f > 0.0 && f <= 1.0) {
             return Err(usage(format!("--memory-fraction {f} is outside (0, 1]")));
+        }
+    }
+    if let Some(v) = &args.bitsandbytes {
+        if crate::dialect::version::parse(v).is_none() {
+            return Err(usage(format!(
+                "--bitsandbytes {v}: not a release number (e.g. 0.43.1)"
+            )));
         }
     }
     let targets = targets_of(args)?;

@@ -253,7 +253,7 @@ fn terms(plan: &Plan, frozen: bool) -> Terms {
     let trainable = Trainable {
         frozen_base,
         lora: plan.lora.clone(),
-        quantized_base: plan.load_in_4bit || plan.prequantized.is_some(),
+        quantized_input_kept: plan.quantized_input_kept,
     };
     // peft trains a copy of each module to save (ModulesToSaveWrapper), counted with the
     // adapters: fp32 like them (prepare_model_for_kbit_training upcasts a 4-bit model's

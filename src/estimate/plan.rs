@@ -249,6 +249,35 @@ pub struct Planned {
 
 /// Reads the plan a config describes. Inputs the file lacks come from the dialect's defaults
 /// (already in the setup); options the estimator does not model are bounded, not guessed.
+/// Whether the quantized base's matmuls keep their input for backward: bitsandbytes' 8-bit
+/// always, its 4-bit before 0.43.2 (the release the run gets, `rules/libraries.toml`), torchao's
+/// NF4 never (`LinearNF4` saves only the weight: pytorch/ao@0598012
+/// torchao/dtypes/nf4tensor.py, `weight = ctx.saved_tensors[0]`). A checkpoint stored in a
+/// format whose training kernel hwlint has not read (GPTQ, NVFP4) is counted as keeping it:
+/// the larger figure.
+fn quantized_input_kept(
+    s: &TrainingSetup,
+    load_in_4bit: bool,
+    load_in_8bit: bool,
+    stored: Option<super::models::Quantization>,
+) -> bool {
+    use super::models::Quantization;
+    let bitsandbytes = s
+        .str(Concept::Quantizer)
+        .is_none_or(|(q, _)| q == "bitsandbytes");
+    let release = s
+        .bitsandbytes
+        .clone()
+        .unwrap_or_else(|| crate::dialect::version::newest_bitsandbytes(None));
+    let four_bit_keeps = crate::dialect::version::matmul_4bit_keeps_input(&release.version);
+    match stored {
+        Some(Quantization::Nf4 | Quantization::Nf4Double) => bitsandbytes && four_bit_keeps,
+        Some(Quantization::GptqInt4 | Quantization::Nvfp4) => true,
+        None if load_in_4bit => bitsandbytes && four_bit_keeps,
+        None => load_in_8bit && bitsandbytes,
+    }
+}
+
 pub fn plan_for(i: &Inputs) -> Result<Planned, Gap> {
     let s = i.setup;
     let linked = i.linked;
@@ -412,6 +441,8 @@ pub fn plan_for(i: &Inputs) -> Result<Planned, Gap> {
     }
     let lora_r = s.int(Concept::LoraR).filter(|(r, _)| *r > 0);
     let prequantized = arch.quantization.map(|q| q.bytes_per_weight());
+    let quantized_input_kept =
+        quantized_input_kept(s, load_in_4bit, load_in_8bit, arch.quantization);
     let frozen = lora_r.is_some() || load_in_4bit || load_in_8bit || prequantized.is_some();
     if frozen && lora_r.is_none() {
         return Err(Gap::Missing("LoRA rank"));
@@ -782,6 +813,7 @@ pub fn plan_for(i: &Inputs) -> Result<Planned, Gap> {
         double_quant: s.bool(Concept::DoubleQuant).is_some_and(|(b, _)| b),
         load_in_8bit,
         prequantized,
+        quantized_input_kept,
         master_weights,
         // FSDP2 reduce-scatters gradients in fp32 (`mixed_precision_reduce`) into the fp32
         // shards the optimizer steps in place.

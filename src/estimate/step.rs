@@ -217,6 +217,10 @@ pub struct Plan {
     pub load_in_8bit: bool,
     /// A checkpoint stored quantized: bytes per block linear weight, scales included.
     pub prequantized: Option<f64>,
+    /// The quantized base's matmuls keep their input for backward, though the weight is frozen:
+    /// bitsandbytes' 8-bit (MatMul8bitLt) always, its 4-bit (MatMul4Bit) before 0.43.2;
+    /// torchao's NF4 (torchtune) never.
+    pub quantized_input_kept: bool,
     /// 16-bit module weights with an fp32 master copy held by the optimizer (DeepSpeed
     /// `bf16.enabled` / `fp16.enabled`): the master copy is sharded with the optimizer state.
     pub master_weights: bool,
@@ -303,6 +307,7 @@ impl Plan {
             double_quant: false,
             load_in_8bit: false,
             prequantized: None,
+            quantized_input_kept: false,
             master_weights: false,
             fp32_reduce: false,
             chunked_loss: false,
