@@ -492,6 +492,23 @@ fn read_source(
     }
     let value = match &node.kind {
         NodeKind::Seq(items) if source.list_len => SettingValue::Int(items.len() as i64),
+        // A list whose items the map names (torchtitan's `converters`): the distinct values of
+        // the items it lists, `a,b`; none listed skips the source.
+        NodeKind::Seq(items) if source.map.is_some() && concept.value_type() == ValueType::Str => {
+            let map = source.map.as_ref()?;
+            let mut names: Vec<String> = Vec::new();
+            for item in items.iter().filter_map(|i| i.as_scalar()) {
+                if let Some(toml::Value::String(v)) = map.get(item.text.trim()) {
+                    if !names.contains(v) {
+                        names.push(v.clone());
+                    }
+                }
+            }
+            if names.is_empty() {
+                return None;
+            }
+            SettingValue::Str(names.join(","))
+        }
         // A list of names for a text setting (LoRA target modules) reads as `a,b`.
         NodeKind::Seq(items)
             if concept.value_type() == ValueType::Str

@@ -64,6 +64,10 @@ pub enum Concept {
     /// bitsandbytes LLM.int8 base weights.
     #[serde(rename = "load_in_8bit")]
     LoadIn8bit,
+    /// Matmuls run in a format narrower than `precision` says, by a model converter on top of
+    /// it (torchtitan `model.converters`): `fp8` (tensor-wise or row-wise float8: FP8 tensor
+    /// cores), `mxfp8` or `nvfp4` (block-scaled: Blackwell); comma-joined when several.
+    LowPrecisionMatmuls,
     /// The library whose layers hold a 4-bit base: `bitsandbytes` (transformers'
     /// `BitsAndBytesConfig`, Lightning's `BitsandbytesPrecision`; the default where no dialect
     /// says otherwise) or `torchao` (torchtune's NF4 linears).
@@ -189,6 +193,7 @@ impl Concept {
             | LoraModulesToSave
             | GaloreTargets
             | Quantizer
+            | LowPrecisionMatmuls
             | Objective => ValueType::Str,
         }
     }

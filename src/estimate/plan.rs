@@ -547,6 +547,15 @@ pub fn plan_for(i: &Inputs) -> Result<Planned, Gap> {
     } else {
         precision_lower
     };
+    // A converter's FP8/MX matmuls keep low-precision casts hwlint has no recipe for: said, not
+    // hidden behind a confident figure.
+    if let Some((formats, _)) = s.str(Concept::LowPrecisionMatmuls) {
+        assumed.push(format!(
+            "{} matmuls counted as {} ones: hwlint has no recipe for the low-precision casts they keep",
+            formats.replace(',', " and ").to_ascii_uppercase(),
+            precision.as_str()
+        ));
+    }
     // DeepSpeed keeps 16-bit module weights and gives the optimizer an fp32 master copy.
     let master_weights =
         module_16bit && !frozen && matches!(compute, Precision::Bf16Mixed | Precision::Fp16Mixed);

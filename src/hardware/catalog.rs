@@ -27,6 +27,10 @@ pub struct Gpu {
     pub compute_capability: String,
     pub bf16: bool,
     pub fp8: bool,
+    /// Tensor cores for the block-scaled MXFP8 / NVFP4 formats (Blackwell, compute capability
+    /// 10.0+).
+    #[serde(default)]
+    pub mx_formats: bool,
     pub flash_attention_2: bool,
     pub memory_bandwidth_gb_s: f64,
     pub bf16_tflops: f64,
