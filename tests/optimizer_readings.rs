@@ -47,6 +47,60 @@ fn galore_layerwise_keeps_rank_r_moments_and_no_gradient_set() {
     );
 }
 
+/// The elements of optimizer state `p`'s GaLore keeps for `state` projected elements over
+/// `projected` parameters, the rest at the optimizer's own two moments, in `plain`'s bytes.
+fn galore_bytes(plain: &Planned, projected: u64, state: u64) -> f64 {
+    let e = estimate(&plain.plan);
+    let per_element = e.optimizer_bytes / (2.0 * e.trainable_params as f64);
+    (2.0 * (e.trainable_params - projected) as f64 + state as f64) * per_element
+}
+
+#[test]
+fn trainer_galore_reads_rank_from_optim_args_and_regex_targets() {
+    let got = planned("hf-galore-adamw-8bit-attn-mlp.yaml");
+    let p = &got.plan;
+    assert_eq!(
+        p.galore,
+        Some((64, vec![".*.attn.*".to_string(), ".*.mlp.*".to_string()]))
+    );
+    assert_eq!(p.optimizer, hwlint::estimate::step::Optimizer::Adamw8bit);
+    assert!(!p.step_in_backward);
+    // Llama-2-7B: the regexes take every attention and MLP linear. Per block, q/k/v/o keep
+    // 64 x (2 x 4096 + 4096) elements each, gate/up/down 64 x (2 x 11008 + 4096).
+    let state = 32 * (4 * 64 * (2 * 4096 + 4096) + 3 * 64 * (2 * 11008 + 4096));
+    let projected = 32 * (4 * 4096 * 4096 + 3 * 4096 * 11008);
+    let mut plain = got.clone();
+    plain.plan.galore = None;
+    let want = galore_bytes(&plain, projected, state);
+    let have = estimate(p).optimizer_bytes;
+    assert!((have - want).abs() / want < 0.001, "{have} vs {want}");
+}
+
+#[test]
+fn trainer_galore_layerwise_defaults_to_rank_128() {
+    let got = planned("hf-galore-layerwise-default-rank.yaml");
+    let p = &got.plan;
+    let attention: Vec<String> = ["q_proj", "k_proj", "v_proj", "o_proj"]
+        .map(String::from)
+        .to_vec();
+    assert_eq!(p.galore, Some((128, attention)));
+    assert_eq!(p.optimizer, hwlint::estimate::step::Optimizer::Adamw);
+    assert!(
+        p.step_in_backward,
+        "a layer-wise optimizer steps in backward"
+    );
+    assert_eq!(estimate(p).gradients_bytes, 0.0);
+    // Only the four attention projections are projected; the MLP keeps AdamW's full moments.
+    let state = 32 * 4 * 128 * (2 * 4096 + 4096);
+    let projected = 32 * 4 * 4096 * 4096;
+    let mut plain = got.clone();
+    plain.plan.galore = None;
+    plain.plan.step_in_backward = false;
+    let want = galore_bytes(&plain, projected, state);
+    let have = estimate(p).optimizer_bytes;
+    assert!((have - want).abs() / want < 0.001, "{have} vs {want}");
+}
+
 #[test]
 fn apollo_is_bounded_not_guessed() {
     let got = planned("llama-factory-apollo.yaml");

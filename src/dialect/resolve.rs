@@ -563,6 +563,25 @@ fn read_source(
             if source.unset.contains(&text) {
                 return None;
             }
+            if let Some(name) = &source.entry {
+                // `rank=64, scale=0.25`: transformers strips the spaces and splits on `,` and `=`.
+                let value = text.split(',').find_map(|kv| {
+                    let (k, v) = kv.split_once('=')?;
+                    (k.trim() == name).then(|| v.trim().to_string())
+                })?;
+                let typed = value
+                    .parse::<i64>()
+                    .map(Value::Int)
+                    .or_else(|_| value.parse::<f64>().map(Value::Float))
+                    .unwrap_or(Value::Str(value));
+                return Some((
+                    Setting {
+                        value: convert(concept, &typed),
+                        origin,
+                    },
+                    false,
+                ));
+            }
             // A device string: `"0,1"` lists ids, `"2"` is a count (Lightning's device parser).
             if source.list_len && matches!(loaded, Value::Str(_)) && !is_symbolic(&text) {
                 let value = if text.contains(',') {

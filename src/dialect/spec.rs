@@ -422,6 +422,9 @@ pub struct Source {
     /// A size written with a unit (`220G`, `512MB`, `1T`) read as gigabytes.
     #[serde(default)]
     pub size_gb: bool,
+    /// The value is one `name=value` entry of a comma-separated string (HF `optim_args:
+    /// "rank=64, scale=0.25"`); the source is skipped when the entry is absent.
+    pub entry: Option<String>,
     /// Values, as text, that mean "not set" (`-1` for HF `max_steps`): the next source or the
     /// default applies.
     #[serde(default)]

@@ -166,6 +166,36 @@ fn targeted(targets: &[String]) -> Vec<&str> {
     out
 }
 
+/// The block linears GaLore projects. `all` / `all-linear` is every one; any other target
+/// picks the modules whose path (`model.layers.0.self_attn.q_proj`) is it, holds it, or
+/// fully matches it as a regex: transformers' `check_target_module_exists`
+/// (trainer_utils.py) for `optim_target_modules`, LLaMA-Factory's substring test for
+/// `galore_target` (train/trainer_utils.py:205-215).
+fn galore_targeted(targets: &[String]) -> Vec<&'static str> {
+    const PATHS: [(&str, &str); 7] = [
+        ("q_proj", "model.layers.0.self_attn.q_proj"),
+        ("k_proj", "model.layers.0.self_attn.k_proj"),
+        ("v_proj", "model.layers.0.self_attn.v_proj"),
+        ("o_proj", "model.layers.0.self_attn.o_proj"),
+        ("gate_proj", "model.layers.0.mlp.gate_proj"),
+        ("up_proj", "model.layers.0.mlp.up_proj"),
+        ("down_proj", "model.layers.0.mlp.down_proj"),
+    ];
+    let mut out = Vec::new();
+    for t in targets.iter().map(|t| t.trim()).filter(|t| !t.is_empty()) {
+        let every = matches!(t.replace('_', "-").as_str(), "all-linear" | "all");
+        let pattern = regex::Regex::new(&format!("^(?:{t})$")).ok();
+        for (name, path) in PATHS {
+            let hit =
+                every || path.contains(t) || pattern.as_ref().is_some_and(|p| p.is_match(path));
+            if hit && !out.contains(&name) {
+                out.push(name);
+            }
+        }
+    }
+    out
+}
+
 fn lora_params(a: &Architecture, r: u64, targets: &[String]) -> u64 {
     let per_block = targeted(targets)
         .into_iter()
@@ -181,9 +211,8 @@ fn lora_params(a: &Architecture, r: u64, targets: &[String]) -> u64 {
 /// GaLoreProjector: a right projection when m >= n, a left one otherwise).
 fn galore_state(a: &Architecture, r: u64, targets: &[String]) -> (u64, u64) {
     let (mut params, mut state) = (0u64, 0u64);
-    for (x, y) in targeted(targets)
+    for (x, y) in galore_targeted(targets)
         .into_iter()
-        .filter(|m| *m != "lm_head")
         .filter_map(|m| linear_dims(a, m))
     {
         params = params.saturating_add(x.saturating_mul(y));

@@ -662,10 +662,23 @@ pub fn plan_for(i: &Inputs) -> Result<Planned, Gap> {
     let optimizer_name = s
         .str(Concept::Optimizer)
         .or_else(|| linked.and_then(|l| l.str(Concept::Optimizer)));
+    // Under GaLore the Trainer names the optimizer with its projection (`galore_adamw_8bit`,
+    // `_layerwise`): its moments are the base optimizer's, over the projected gradients.
+    let galore_on = lora_r.is_none() && s.int(Concept::GaloreRank).is_some_and(|(r, _)| r > 0);
     let (optimizer, optimizer_lower) = match optimizer_name {
         Some((o, _)) => {
             used.push(("optimizer", Concept::Optimizer));
-            match Optimizer::from_name(o) {
+            let base = if galore_on {
+                let lower = o.to_ascii_lowercase();
+                let stripped = lower.strip_prefix("galore_").unwrap_or(&lower);
+                stripped
+                    .strip_suffix("_layerwise")
+                    .unwrap_or(stripped)
+                    .to_string()
+            } else {
+                o.to_string()
+            };
+            match Optimizer::from_name(&base) {
                 // DeepSpeed builds FusedAdam for Adam/AdamW: no foreach temporary.
                 Some(Optimizer::Adamw) if deepspeed => {
                     (Optimizer::AdamwFused, Optimizer::AdamwFused)
