@@ -79,6 +79,35 @@ fn trl_lora_modules_to_save_trains_whole() {
 
 /// Every fixture in the folder is read by a test above.
 #[test]
+fn llama_factory_dora_keeps_each_adapted_layers_outputs() {
+    let got = planned("llama-factory-dora.yaml");
+    let p = &got.plan;
+    assert!(p.dora);
+    assert_eq!(targets(p), Some((16, "all-linear".to_string())));
+    let mut lora = p.clone();
+    lora.dora = false;
+    // Llama-2-7B, 2 x 1024 tokens, 32 blocks, nothing recomputed: per token each adapted
+    // linear keeps its bf16 base output and its fp32 LoRA output; the outputs of q/k/v/o are
+    // 4096 wide, gate/up 11008, down 4096.
+    let per_token = ((2 + 4) * (5 * 4096 + 2 * 11008)) as f64;
+    let want = per_token * (2 * 1024 * 32) as f64;
+    let diff = estimate(p).activations_bytes - estimate(&lora).activations_bytes;
+    assert!((diff - want).abs() / want < 0.001, "{diff} vs {want}");
+    assert!(gib(p) > gib(&lora));
+}
+
+#[test]
+fn dora_with_dropout_is_not_estimated_and_says_why() {
+    let path = support::fixture(DIR, "axolotl-dora-dropout.yaml");
+    match support::plan_at(&path, Some(1)) {
+        Err(hwlint::estimate::plan::Gap::Unsupported(why)) => {
+            assert!(why.contains("DoRA with lora_dropout"), "{why}")
+        }
+        other => panic!("expected a gap, got {:?}", other.map(|p| p.plan.dora)),
+    }
+}
+
+#[test]
 fn every_fixture_is_read() {
     support::every_fixture_named_in(DIR, include_str!("adapter_readings.rs"));
 }

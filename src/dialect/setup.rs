@@ -56,6 +56,11 @@ pub enum Concept {
     LoraR,
     /// Adapted modules, comma-separated (`q_proj,v_proj`, or `all-linear`).
     LoraTargets,
+    /// peft's DoRA (`use_dora`): a magnitude vector beside each adapter, whose gradient needs the
+    /// adapted layer's base and LoRA outputs kept.
+    Dora,
+    /// The dropout before each adapter's `lora_A` (peft `lora_dropout`).
+    LoraDropout,
     /// Modules peft trains whole beside the adapters (`modules_to_save`: a trainable copy of
     /// `embed_tokens`, `lm_head`, ...), comma-separated.
     LoraModulesToSave,
@@ -173,13 +178,12 @@ impl Concept {
             | DecaySteps | SaveInterval | EvalInterval | SeqLen | ImageSize | LoraR | ZeroStage
             | TensorParallel | PipelineParallel | ContextParallel | SequenceParallel
             | FsdpVersion | PromptLength | CompletionLength | GaloreRank => ValueType::Int,
-            Epochs | WarmupSteps | WarmupRatio | RamPerProcessGb | MemFraction | ColocatedShare => {
-                ValueType::Float
-            }
+            Epochs | WarmupSteps | WarmupRatio | RamPerProcessGb | MemFraction | ColocatedShare
+            | LoraDropout => ValueType::Float,
             PinMemory | PersistentWorkers | LoadIn4bit | LoadIn8bit | UsesGpu | FusedKernels
             | ChunkedLoss | StepInBackward | FusedLoss | MasterWeights | DoubleQuant
             | CpuExperts | FsdpOrigParams | FsdpParams16 | ReferenceModel | OffloadOptimizer
-            | OffloadParams | MemPreallocate | GaloreLayerwise => ValueType::Bool,
+            | OffloadParams | MemPreallocate | GaloreLayerwise | Dora => ValueType::Bool,
             Scheduler
             | Precision
             | WeightDtype

@@ -45,6 +45,9 @@ pub struct Trainable {
     /// input needs a gradient, though the weight is frozen (bitsandbytes' MatMul8bitLt, and
     /// MatMul4Bit before 0.43.2: `ctx.tensors = (A, B)` in bitsandbytes/autograd/_functions.py).
     pub quantized_input_kept: bool,
+    /// peft's DoRA: each adapted layer keeps its base output (the `(m / ||W'|| - 1) *
+    /// base_result` product) and its fp32 LoRA output (the `m / ||W'|| * lora_result` one).
+    pub dora: bool,
 }
 
 impl Trainable {
@@ -118,6 +121,26 @@ fn norm(
 
 /// Bytes a transformer block keeps per token (one sample, one position).
 pub fn block_per_token(a: &Architecture, rg: Regime, t: &Trainable) -> f64 {
+    layers_per_token(a, rg, t) + dora_outputs(a, rg, t)
+}
+
+/// What peft's DoRA adds per token to a block: for each adapted linear, its base output (in
+/// the compute dtype) and its LoRA output (fp32, as the adapters are), which the products with
+/// the magnitude scale keep (peft@5d602fd src/peft/tuners/lora/dora.py:153-165; with
+/// `lora_dropout` 0 the base output is the layer's own, variants.py:96-100).
+fn dora_outputs(a: &Architecture, rg: Regime, t: &Trainable) -> f64 {
+    let Some((_, targets)) = t.lora.as_ref().filter(|_| t.dora) else {
+        return 0.0;
+    };
+    super::memory::targeted(targets)
+        .into_iter()
+        .filter(|m| *m != "lm_head")
+        .filter_map(|m| super::memory::linear_dims(a, m))
+        .map(|(_, out)| (rg.compute + 4.0) * out as f64)
+        .sum()
+}
+
+fn layers_per_token(a: &Architecture, rg: Regime, t: &Trainable) -> f64 {
     match a.kind {
         Kind::Moe => return moe_block(a, rg, t),
         Kind::Neox | Kind::Falcon | Kind::Phi => return parallel_block(a, rg, t),
@@ -692,6 +715,7 @@ mod tests {
             frozen_base: true,
             lora: Some((16, vec!["q_proj".into(), "v_proj".into()])),
             quantized_input_kept: false,
+            dora: false,
         };
         assert_eq!(block_per_token(ll, BF16, &lora), 75_904.0);
         // GPT-2: fp32 114h, AMP 86h.

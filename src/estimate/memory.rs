@@ -118,7 +118,7 @@ pub(crate) fn module_name(target: &str) -> &str {
 /// LoRA adapter parameters: r x (in + out) per adapted projection per block.
 /// The (input, output) widths of a block's linear layer by its usual names (HF Llama-style,
 /// GPT-2, LitGPT's LM head).
-fn linear_dims(a: &Architecture, m: &str) -> Option<(u64, u64)> {
+pub(crate) fn linear_dims(a: &Architecture, m: &str) -> Option<(u64, u64)> {
     let h = a.hidden_size;
     let (qw, kvw, i) = (a.q_width(), a.kv_width(), a.intermediate());
     Some(match m {
@@ -149,7 +149,7 @@ const ALL_LINEAR: [&str; 7] = [
 ];
 
 /// The block linears a target list names, once each: `all-linear` / `all` is every one.
-fn targeted(targets: &[String]) -> Vec<&str> {
+pub(crate) fn targeted(targets: &[String]) -> Vec<&str> {
     let mut out: Vec<&str> = Vec::new();
     for t in targets {
         let names: Vec<&str> = if matches!(t.as_str(), "all-linear" | "all_linear" | "all") {
@@ -283,6 +283,7 @@ fn terms(plan: &Plan, frozen: bool) -> Terms {
         frozen_base,
         lora: plan.lora.clone(),
         quantized_input_kept: plan.quantized_input_kept,
+        dora: plan.dora,
     };
     // peft trains a copy of each module to save (ModulesToSaveWrapper), counted with the
     // adapters: fp32 like them (prepare_model_for_kbit_training upcasts a 4-bit model's

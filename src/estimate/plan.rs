@@ -723,6 +723,18 @@ pub fn plan_for(i: &Inputs) -> Result<Planned, Gap> {
         }
         None => None,
     };
+    // DoRA with dropout recomputes the base matmul on the dropped-out input, over an fp32 copy
+    // of each adapted weight that backward keeps (variants.py:96-100, dora.py:141-163): not
+    // modelled. Without dropout it reuses the layer's output, which the block counts.
+    let dora = lora.is_some() && s.bool(Concept::Dora).is_some_and(|(b, _)| b);
+    if dora {
+        used.push(("DoRA", Concept::Dora));
+        if s.float(Concept::LoraDropout).is_some_and(|(p, _)| p > 0.0) {
+            return Err(Gap::Unsupported(
+                "DoRA with lora_dropout above 0 (peft recomputes each adapted layer on an fp32 copy of its weight, which backward keeps)",
+            ));
+        }
+    }
     // GaLore trains every parameter, projecting the targeted matrices' optimizer state; its
     // layer-wise form steps each parameter in backward (a hook per parameter).
     let galore = match (lora.is_none(), s.int(Concept::GaloreRank)) {
@@ -829,6 +841,7 @@ pub fn plan_for(i: &Inputs) -> Result<Planned, Gap> {
         checkpointing,
         attention,
         lora,
+        dora,
         modules_to_save,
         galore,
         load_in_4bit,

@@ -204,6 +204,10 @@ pub struct Plan {
     pub attention: Attention,
     /// LoRA rank and adapted modules; the base is frozen.
     pub lora: Option<(u64, Vec<String>)>,
+    /// peft's DoRA on the adapters (`lora_dropout` 0: the base output is reused, not recomputed):
+    /// each adapted layer also keeps its base output and its LoRA output for the magnitude's
+    /// gradient.
+    pub dora: bool,
     /// Modules trained whole beside the adapters (peft `modules_to_save`: embeddings, LM head).
     pub modules_to_save: Vec<String>,
     /// GaLore: the rank its optimizer projects the targeted matrices' gradients to, and the
@@ -301,6 +305,7 @@ impl Plan {
             checkpointing: Checkpointing::None,
             attention: Attention::Sdpa,
             lora: None,
+            dora: false,
             modules_to_save: Vec::new(),
             galore: None,
             load_in_4bit: false,
