@@ -129,6 +129,17 @@ fn pin_in_line(line: &str, package: &str, newest: &str) -> Option<String> {
         Some(c) if c.is_ascii_alphanumeric() || c == '-' || c == '_' || c == '.' => return None,
         _ => rest,
     };
+    // A requirement for another platform (`; sys_platform == 'darwin'`) is not what a
+    // training machine installs.
+    let marker = rest
+        .split('#')
+        .next()
+        .unwrap_or("")
+        .split_once(';')
+        .map(|(_, m)| m);
+    if marker.is_some_and(|m| !holds_on_linux(m)) {
+        return None;
+    }
     let spec: String = rest
         .trim_start()
         .trim_start_matches(':')
@@ -153,6 +164,30 @@ fn pin_in_line(line: &str, package: &str, newest: &str) -> Option<String> {
         spec.to_string()
     };
     from_spec(&spec, newest)
+}
+
+/// Whether a PEP 508 environment marker holds on Linux, the platform GPUs train on: each
+/// `sys_platform` test is evaluated, every other test is taken to hold; `or` of `and`s.
+fn holds_on_linux(marker: &str) -> bool {
+    let marker = marker.trim().trim_end_matches([',', '"', '\'', ' ']);
+    marker.split(" or ").any(|all| {
+        all.split(" and ").all(|test| {
+            let t: String = test
+                .chars()
+                .filter(|c| !c.is_whitespace() && !matches!(c, '(' | ')' | '"' | '\''))
+                .collect();
+            let Some(rest) = t.strip_prefix("sys_platform") else {
+                return true;
+            };
+            if let Some(v) = rest.strip_prefix("==") {
+                v == "linux"
+            } else if let Some(v) = rest.strip_prefix("!=") {
+                v != "linux"
+            } else {
+                true
+            }
+        })
+    })
 }
 
 /// The version a lock file records for `package` (`name = "trl"` then `version = "..."`).
@@ -399,6 +434,17 @@ mod tests {
             ("trl = \"0.21.0\"", Some("0.21.0")),
             ("trlx==0.7.0", None),
             ("trl-utils==1.0", None),
+            // LitGPT's pyproject.toml: a pin per platform; a GPU trains on Linux.
+            ("  \"trl>=0.42,<0.43; sys_platform=='darwin'\",", None),
+            (
+                "  \"trl>=0.45.2,<0.50; sys_platform=='linux' or sys_platform=='win32'\",",
+                Some("0.49"),
+            ),
+            (
+                "    \"trl==0.49.1 ; sys_platform != 'darwin'\",",
+                Some("0.49.1"),
+            ),
+            ("trl==0.19.0; python_version >= '3.10'", Some("0.19.0")),
             ("transformers==4.52.3", None),
             ("trl", None),
         ] {
