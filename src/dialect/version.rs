@@ -280,16 +280,18 @@ fn search(start: &Path, package: &str, newest: &str) -> Option<Resolved> {
 /// The framework version for a config of `dialect` at `path`: pinned, else the newest.
 pub fn resolve(dialect: &Dialect, path: &Path) -> Option<Resolved> {
     let spec = dialect.version.as_ref()?;
-    Some(
-        pinned(path, &spec.package, &spec.newest).unwrap_or_else(|| Resolved {
-            version: spec.newest.clone(),
-            from: format!(
-                "no pin of `{}` found above the config: the newest release hwlint knows",
-                spec.package
-            ),
-            pinned: false,
-        }),
-    )
+    Some(pinned_or_newest(path, &spec.package, &spec.newest))
+}
+
+/// The release of `package` pinned above `path`, else `newest`, saying which.
+fn pinned_or_newest(path: &Path, package: &str, newest: &str) -> Resolved {
+    pinned(path, package, newest).unwrap_or_else(|| Resolved {
+        version: newest.to_string(),
+        from: format!(
+            "no pin of `{package}` found above the config: the newest release hwlint knows"
+        ),
+        pinned: false,
+    })
 }
 
 /// Applies the version's defaults to the settings that took the framework's default, and
@@ -355,29 +357,13 @@ pub fn libraries() -> &'static Libraries {
 /// The bitsandbytes release a run gets: pinned above `path`, else the newest.
 pub fn bitsandbytes_at(path: &Path) -> Resolved {
     let b = &libraries().bitsandbytes;
-    pinned(path, &b.package, &b.newest).unwrap_or_else(|| newest_bitsandbytes(None))
+    pinned_or_newest(path, &b.package, &b.newest)
 }
 
-/// The newest bitsandbytes hwlint knows, with why it is the one used.
-pub fn newest_bitsandbytes(why: Option<&str>) -> Resolved {
-    let b = &libraries().bitsandbytes;
-    Resolved {
-        version: b.newest.clone(),
-        from: why.map_or_else(
-            || {
-                format!(
-                    "no pin of `{}` found above the config: the newest release hwlint knows",
-                    b.package
-                )
-            },
-            str::to_string,
-        ),
-        pinned: false,
-    }
-}
-
-/// Whether bitsandbytes' 4-bit matmul at `release` keeps its input for backward.
-pub fn matmul_4bit_keeps_input(release: &str) -> bool {
+/// Whether bitsandbytes' 4-bit matmul at `release` (the newest hwlint knows when `None`)
+/// keeps its input for backward.
+pub fn matmul_4bit_keeps_input(release: Option<&str>) -> bool {
+    let release = release.unwrap_or(&libraries().bitsandbytes.newest);
     let before = &libraries().bitsandbytes.matmul_4bit_keeps_input_before;
     match (parse(release), parse(before)) {
         (Some(have), Some(before)) => less(&have, &before),
@@ -415,8 +401,12 @@ mod tests {
             ("0.43.2", false),
             ("0.50.1", false),
         ] {
-            assert_eq!(matmul_4bit_keeps_input(release), keeps, "{release}");
+            assert_eq!(matmul_4bit_keeps_input(Some(release)), keeps, "{release}");
         }
+        assert!(
+            !matmul_4bit_keeps_input(None),
+            "the newest release keeps no input"
+        );
     }
 
     #[test]

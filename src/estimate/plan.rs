@@ -265,11 +265,9 @@ fn quantized_input_kept(
     let bitsandbytes = s
         .str(Concept::Quantizer)
         .is_none_or(|(q, _)| q == "bitsandbytes");
-    let release = s
-        .bitsandbytes
-        .clone()
-        .unwrap_or_else(|| crate::dialect::version::newest_bitsandbytes(None));
-    let four_bit_keeps = crate::dialect::version::matmul_4bit_keeps_input(&release.version);
+    let four_bit_keeps = crate::dialect::version::matmul_4bit_keeps_input(
+        s.bitsandbytes.as_ref().map(|r| r.version.as_str()),
+    );
     match stored {
         Some(Quantization::Nf4 | Quantization::Nf4Double) => bitsandbytes && four_bit_keeps,
         Some(Quantization::GptqInt4 | Quantization::Nvfp4) => true,
