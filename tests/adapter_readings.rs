@@ -108,6 +108,38 @@ fn dora_with_dropout_is_not_estimated_and_says_why() {
 }
 
 #[test]
+fn axolotl_lora_on_expert_weights_counts_every_experts_adapters() {
+    let got = planned("axolotl-expert-parameters.yaml");
+    let p = &got.plan;
+    assert_eq!(
+        p.lora_parameters,
+        ["experts.gate_up_proj", "experts.down_proj"].map(String::from)
+    );
+    let mut modules_only = p.clone();
+    modules_only.lora_parameters.clear();
+    modules_only.merged_experts = false;
+    // Qwen3-30B-A3B: 48 sparse layers of 128 experts (hidden 2048, expert width 768); r 16 x
+    // 128 x (in + out) per weight: gate_up 2048 -> 1536, down 768 -> 2048.
+    let experts = 48 * 16 * 128 * ((2048 + 1536) + (768 + 2048));
+    assert_eq!(
+        estimate(p).trainable_params - estimate(&modules_only).trainable_params,
+        experts
+    );
+    assert!(
+        got.bounded
+            .iter()
+            .any(|b| b.what.contains("merged expert weights")),
+        "{:?}",
+        got.bounded
+    );
+    // The low end builds no merged weights; peft's recompute of a layer holds its 128 merged
+    // experts in bf16 and dW in fp32.
+    let lower = got.lower.as_ref().expect("a bounded plan");
+    assert!(!lower.merged_experts);
+    assert!(gib(p) > gib(lower));
+}
+
+#[test]
 fn every_fixture_is_read() {
     support::every_fixture_named_in(DIR, include_str!("adapter_readings.rs"));
 }

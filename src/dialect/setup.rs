@@ -56,6 +56,9 @@ pub enum Concept {
     LoraR,
     /// Adapted modules, comma-separated (`q_proj,v_proj`, or `all-linear`).
     LoraTargets,
+    /// Parameters peft adapts directly (`target_parameters`: a MoE block's stacked expert
+    /// weights, `experts.gate_up_proj`), comma-separated.
+    LoraTargetParameters,
     /// peft's DoRA (`use_dora`): a magnitude vector beside each adapter, whose gradient needs the
     /// adapted layer's base and LoRA outputs kept.
     Dora,
@@ -197,6 +200,7 @@ impl Concept {
             | LoraModulesToSave
             | GaloreTargets
             | Quantizer
+            | LoraTargetParameters
             | LowPrecisionMatmuls
             | Objective => ValueType::Str,
         }

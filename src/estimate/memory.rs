@@ -196,6 +196,36 @@ fn galore_targeted(targets: &[String]) -> Vec<&'static str> {
     out
 }
 
+/// The (experts, in, out) of a MoE block's stacked expert weight that peft's
+/// `target_parameters` names (`experts.gate_up_proj`: hidden to 2 x the expert width;
+/// `experts.down_proj`: back), for a model with routed experts.
+pub(crate) fn expert_dims(a: &Architecture, name: &str) -> Option<(u64, u64, u64)> {
+    if a.kind != Kind::Moe || a.num_experts == 0 {
+        return None;
+    }
+    let (h, ei) = (a.hidden_size, a.expert_intermediate());
+    let last = name.rsplit('.').next().unwrap_or(name);
+    let (input, output) = match last {
+        "gate_up_proj" => (h, 2 * ei),
+        "gate_proj" | "up_proj" => (h, ei),
+        "down_proj" => (ei, h),
+        _ => return None,
+    };
+    Some((a.num_experts, input, output))
+}
+
+/// LoRA on stacked expert weights (peft's ParamWrapper: `lora_A` is in x r·E, `lora_B`
+/// r·E x out, peft@5d602fd src/peft/tuners/lora/layer.py:2366-2367): the adapter parameters,
+/// and the elements of one layer's expert weights they merge into.
+fn expert_lora(a: &Architecture, r: u64, names: &[String]) -> (u64, u64) {
+    let (mut params, mut merged) = (0u64, 0u64);
+    for (e, i, o) in names.iter().filter_map(|n| expert_dims(a, n)) {
+        params = params.saturating_add(r.saturating_mul(e).saturating_mul(i + o));
+        merged = merged.saturating_add(e.saturating_mul(i).saturating_mul(o));
+    }
+    (params.saturating_mul(a.sparse_layers()), merged)
+}
+
 fn lora_params(a: &Architecture, r: u64, targets: &[String]) -> u64 {
     let per_block = targeted(targets)
         .into_iter()
@@ -288,7 +318,12 @@ fn terms(plan: &Plan, frozen: bool) -> Terms {
     // peft trains a copy of each module to save (ModulesToSaveWrapper), counted with the
     // adapters: fp32 like them (prepare_model_for_kbit_training upcasts a 4-bit model's
     // other parameters), an upper end for a 16-bit copy.
+    let (expert_adapters, merged_per_layer) = plan
+        .lora
+        .as_ref()
+        .map_or((0, 0), |(r, _)| expert_lora(a, *r, &plan.lora_parameters));
     let adapter = (plan.lora.as_ref().map_or(0, |(r, t)| lora_params(a, *r, t))
+        + expert_adapters
         + saved_modules(a, &plan.modules_to_save)) as f64;
 
     // Model states. Weights: fp32 masters under fp32/autocast, 16-bit in pure 16-bit training,
@@ -675,6 +710,16 @@ fn terms(plan: &Plan, frozen: bool) -> Terms {
     } else {
         (acts_full, acts_ckpt)
     };
+    // peft's parametrization builds each sparse layer's W + dW (dW in fp32) in forward, and the
+    // expert matmuls keep the merged weight, in the compute dtype, for backward: every layer's
+    // without checkpointing, the recomputed layer's with it.
+    let merged = if plan.merged_experts && !frozen {
+        merged_per_layer as f64 / tp
+    } else {
+        0.0
+    };
+    let acts_full = acts_full + merged * rg.compute * a.sparse_layers() as f64;
+    let merged_recompute = merged * (rg.compute + 4.0);
     Terms {
         params: p,
         trainable: trainable_params,
@@ -691,7 +736,7 @@ fn terms(plan: &Plan, frozen: bool) -> Terms {
         recompute: if frozen || plan.unmodelled_kernels {
             0.0
         } else {
-            recast / tp + (one_block - block_input).max(0.0) + working
+            recast / tp + (one_block - block_input).max(0.0) + working + merged_recompute
         },
         logits_fwd,
         logits_bwd,

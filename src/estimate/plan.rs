@@ -721,6 +721,34 @@ pub fn plan_for(i: &Inputs) -> Result<Planned, Gap> {
         }
         None => None,
     };
+    // LoRA on stacked expert weights: counted for a MoE model's experts; what peft's
+    // parametrization materializes per layer is bounded (a fused MoE kernel never does).
+    let lora_parameters: Vec<String> = match (&lora, s.str(Concept::LoraTargetParameters)) {
+        (Some(_), Some((t, _))) => {
+            used.push(("LoRA on parameters", Concept::LoraTargetParameters));
+            t.split(',')
+                .map(|x| x.trim().to_string())
+                .filter(|x| !x.is_empty())
+                .collect()
+        }
+        _ => Vec::new(),
+    };
+    for name in &lora_parameters {
+        if super::memory::expert_dims(&arch, name).is_none() {
+            assumed.push(format!(
+                "LoRA on the parameter `{name}` is not counted: hwlint sizes a MoE model's stacked expert weights only"
+            ));
+        }
+    }
+    let merged_experts = lora_parameters
+        .iter()
+        .any(|n| super::memory::expert_dims(&arch, n).is_some());
+    if merged_experts {
+        bounded.push(Bound::new(
+            "LoRA on expert weights (`target_parameters`): between a fused MoE kernel that never builds W + dW and peft's parametrization, which keeps each layer's merged expert weights for backward",
+            Decider::Unmodelled,
+        ));
+    }
     // DoRA with dropout recomputes the base matmul on the dropped-out input, over an fp32 copy
     // of each adapted weight that backward keeps (variants.py:96-100, dora.py:141-163): not
     // modelled. Without dropout it reuses the layer's output, which the block counts.
@@ -839,6 +867,8 @@ pub fn plan_for(i: &Inputs) -> Result<Planned, Gap> {
         checkpointing,
         attention,
         lora,
+        lora_parameters,
+        merged_experts,
         dora,
         modules_to_save,
         galore,
@@ -962,6 +992,7 @@ pub fn plan_for(i: &Inputs) -> Result<Planned, Gap> {
         batch: batch_lower.unwrap_or(plan.batch),
         seq_len: seq_lower.unwrap_or(plan.seq_len),
         chunked_loss: plan.chunked_loss || fused_loss,
+        merged_experts: false,
         ..plan.clone()
     });
     // At the low end, the parts whose tokens vary see a typical step's.

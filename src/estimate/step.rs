@@ -204,6 +204,13 @@ pub struct Plan {
     pub attention: Attention,
     /// LoRA rank and adapted modules; the base is frozen.
     pub lora: Option<(u64, Vec<String>)>,
+    /// Stacked expert weights peft adapts directly (`target_parameters`, its ParamWrapper):
+    /// r x experts x (in + out) adapter parameters each.
+    pub lora_parameters: Vec<String>,
+    /// With `lora_parameters`: peft's parametrization merges W + dW for every expert of a
+    /// layer in each forward, and the expert matmuls keep the merged weight for backward (a
+    /// fused MoE kernel never builds it: the low end).
+    pub merged_experts: bool,
     /// peft's DoRA on the adapters (`lora_dropout` 0: the base output is reused, not recomputed):
     /// each adapted layer also keeps its base output and its LoRA output for the magnitude's
     /// gradient.
@@ -305,6 +312,8 @@ impl Plan {
             checkpointing: Checkpointing::None,
             attention: Attention::Sdpa,
             lora: None,
+            lora_parameters: Vec::new(),
+            merged_experts: false,
             dora: false,
             modules_to_save: Vec::new(),
             galore: None,

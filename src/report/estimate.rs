@@ -45,7 +45,11 @@ pub fn render_estimate(r: &EstimateReport) -> String {
         value_name(p.checkpointing),
         p.lora.as_ref().map_or(String::new(), |(r, t)| format!(
             " · LoRA r={r} on {}",
-            t.join(",")
+            t.iter()
+                .chain(&p.lora_parameters)
+                .cloned()
+                .collect::<Vec<_>>()
+                .join(",")
         )),
         if p.zero_stage > 0 {
             format!(" · ZeRO-{} over {} GPUs", p.zero_stage, p.gpus)
