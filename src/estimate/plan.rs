@@ -357,6 +357,15 @@ pub fn plan_for(i: &Inputs) -> Result<Planned, Gap> {
     used.push(("batch_size", Concept::MicroBatch));
     let mut seq_lower = None;
     let objective = Objective::read(s, &mut used)?;
+    if objective == Objective::Grpo {
+        // Between updates GRPO generates its completions: vLLM's share is counted where it runs
+        // colocated, but `model.generate` in the training process (its KV cache, or without one
+        // under gradient checkpointing) has no recipe here.
+        assumed.push(
+            "the generation of completions between updates is not counted (when the training process runs `model.generate` rather than vLLM): the figures are the training step's"
+                .into(),
+        );
+    }
     let seq_len = match s.int(Concept::SeqLen) {
         // GRPO's sequence is its prompt and completion (below).
         _ if objective == Objective::Grpo => 0,
