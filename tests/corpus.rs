@@ -471,8 +471,7 @@ fn corpus_configs_that_name_a_model_get_an_estimate() {
                 target: &settings.target,
                 data_parallel: None,
                 mem_fraction: None,
-                global_batch_splits: d.semantics.global_batch_splits_over_devices,
-                sharding_in_file_only: d.semantics.sharding_in_file_only,
+                semantics: &d.semantics,
             });
             match result {
                 Ok(m) => {

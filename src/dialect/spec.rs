@@ -509,6 +509,10 @@ pub struct Semantics {
     /// or FSDP, so a file without sharding runs unsharded on any number of GPUs.
     #[serde(default)]
     pub sharding_in_file_only: bool,
+    /// The preference, KTO and GRPO losses take a row-wise log-softmax of the logits in their
+    /// own dtype and keep it for backward (TRL's `selective_log_softmax`).
+    #[serde(default)]
+    pub row_log_softmax_loss: bool,
 }
 
 /// What the framework's loader does with one format's files.

@@ -430,8 +430,7 @@ fn from_flags(
             target,
             data_parallel: Some(args.gpus.map_or(1, |g| g as i64)),
             mem_fraction: args.memory_fraction,
-            global_batch_splits: false,
-            sharding_in_file_only: false,
+            semantics: &Default::default(),
         };
         let memory = memory_for(&inputs).map_err(|g| gap_error(g, None))?;
         answers.push(Answer {

@@ -224,10 +224,9 @@ pub struct Inputs<'a> {
     pub data_parallel: Option<i64>,
     /// The share of the card JAX may use (`XLA_PYTHON_CLIENT_MEM_FRACTION`), for JAX runs.
     pub mem_fraction: Option<f64>,
-    /// The dialect's batch is global, each GPU taking its share (openpi).
-    pub global_batch_splits: bool,
-    /// Only the file shards the model states (openpi): unsharded unless it says so.
-    pub sharding_in_file_only: bool,
+    /// What the dialect's framework does that no key says (openpi's global batch split over
+    /// the GPUs, sharding only where the file states it, TRL's row-wise log-softmax loss).
+    pub semantics: &'a crate::dialect::Semantics,
 }
 
 /// A config read into the estimator's plan.
@@ -336,7 +335,10 @@ pub fn plan_for(i: &Inputs) -> Result<Planned, Gap> {
         Some((b, _)) => b,
         None => match linked.and_then(|l| l.int(Concept::MicroBatch)) {
             Some((b, _)) => b,
-            None => match (s.int(Concept::GlobalBatch), i.global_batch_splits) {
+            None => match (
+                s.int(Concept::GlobalBatch),
+                i.semantics.global_batch_splits_over_devices,
+            ) {
                 (Some((g, _)), true) => match i.data_parallel {
                     Some(dp) if dp > 0 => g / dp + i64::from(g % dp != 0),
                     _ => {
@@ -829,7 +831,7 @@ pub fn plan_for(i: &Inputs) -> Result<Planned, Gap> {
     let sharding = match (i.data_parallel, stage) {
         (Some(1), _) => Sharding::Known { stage: 0, gpus: 1 },
         // A file that names no sharding where only the file can shard runs unsharded.
-        (_, Some(0) | None) if i.sharding_in_file_only && !unknown => {
+        (_, Some(0) | None) if i.semantics.sharding_in_file_only && !unknown => {
             Sharding::Known { stage: 0, gpus: 1 }
         }
         (Some(n), Some(z)) if !unknown => Sharding::Known {
@@ -897,7 +899,7 @@ pub fn plan_for(i: &Inputs) -> Result<Planned, Gap> {
         reference_model: may_have_reference,
         sequences: objective.sequences(),
         reference_forward,
-        logprob_loss: s.dialect == "trl"
+        logprob_loss: i.semantics.row_log_softmax_loss
             && matches!(
                 objective,
                 Objective::Preference | Objective::Kto | Objective::Grpo

@@ -96,8 +96,7 @@ impl Context<'_> {
                     .mem_fraction()
                     .map(|(f, _)| f)
                     .or_else(|| self.colocated_share().map(|(s, _)| 1.0 - s)),
-                global_batch_splits: self.dialect.semantics.global_batch_splits_over_devices,
-                sharding_in_file_only: self.dialect.semantics.sharding_in_file_only,
+                semantics: &self.dialect.semantics,
             })
         })
     }

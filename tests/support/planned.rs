@@ -44,8 +44,7 @@ pub fn plan_at(path: &Path, data_parallel: Option<i64>) -> Result<Planned, Gap> 
         target: &target,
         data_parallel,
         mem_fraction: None,
-        global_batch_splits: dialect.semantics.global_batch_splits_over_devices,
-        sharding_in_file_only: dialect.semantics.sharding_in_file_only,
+        semantics: &dialect.semantics,
     })
 }
 
