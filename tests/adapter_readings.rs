@@ -140,6 +140,20 @@ fn axolotl_lora_on_expert_weights_counts_every_experts_adapters() {
 }
 
 #[test]
+fn a_base_hqq_quantizes_is_not_read_as_nf4() {
+    let path = support::fixture(DIR, "llama-factory-hqq-4bit.yaml");
+    match support::plan_at(&path, Some(1)) {
+        Err(hwlint::estimate::plan::Gap::Unsupported(why)) => {
+            assert!(why.contains("HQQ"), "{why}")
+        }
+        other => panic!(
+            "expected a gap, got a plan with a 4-bit base: {:?}",
+            other.map(|p| p.plan.load_in_4bit)
+        ),
+    }
+}
+
+#[test]
 fn every_fixture_is_read() {
     support::every_fixture_named_in(DIR, include_str!("adapter_readings.rs"));
 }

@@ -448,6 +448,15 @@ pub fn plan_for(i: &Inputs) -> Result<Planned, Gap> {
     } else if load_in_8bit {
         used.push(("8-bit base", Concept::LoadIn8bit));
     }
+    // A base another library quantizes on the fly (LLaMA-Factory's HQQ or EETQ) has weights and
+    // kernels hwlint has no recipe for.
+    if let Some((q, _)) = s.str(Concept::Quantizer) {
+        if !matches!(q, "bitsandbytes" | "torchao") {
+            return Err(Gap::Unsupported(
+                "a base quantized on the fly by a library other than bitsandbytes (HQQ, EETQ)",
+            ));
+        }
+    }
     let lora_r = s.int(Concept::LoraR).filter(|(r, _)| *r > 0);
     let prequantized = arch.quantization.map(|q| q.bytes_per_weight());
     let quantized_input_kept =
