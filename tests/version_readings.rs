@@ -141,3 +141,30 @@ fn torchao_nf4_follows_no_bitsandbytes_release() {
         estimated_peak(config, "0.50.1")
     );
 }
+
+/// transformers' Trainer defaults `optim` to adamw_torch_fused only on torch 2.8 or later: the
+/// torch a repository pins decides the foreach temporaries of the optimizer step.
+#[test]
+fn a_torch_pin_decides_the_trainers_default_optimizer() {
+    let old = settings("fixtures/versions/torch-2.5/recipes/full.yaml");
+    let optim = setting(&old, "optimizer");
+    assert_eq!(optim["value"], "adamw_torch");
+    assert!(
+        optim["described"]
+            .as_str()
+            .unwrap()
+            .contains("under torch 2.5.1 (../requirements.txt:4)"),
+        "{optim}"
+    );
+    let new = settings("fixtures/versions/torch-newest/full.yaml");
+    assert_eq!(setting(&new, "optimizer")["value"], "adamw_torch_fused");
+    // Qwen2.5-1.5B's optimizer step: foreach AdamW's temporaries on top of the same states.
+    let (old_need, new_need) = (
+        old["memory"]["need_bytes"].as_f64().unwrap(),
+        new["memory"]["need_bytes"].as_f64().unwrap(),
+    );
+    assert!(
+        old_need > new_need + 2.0 * (1u64 << 30) as f64,
+        "{old_need} vs {new_need}"
+    );
+}

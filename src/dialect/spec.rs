@@ -364,6 +364,9 @@ pub struct VersionSpec {
 pub struct Before {
     pub version: String,
     pub default: toml::Value,
+    /// The package whose release `version` is, when not the framework's own (`torch`): its
+    /// pin is read like the framework's.
+    pub package: Option<String>,
 }
 
 #[derive(Debug, Clone, Deserialize)]

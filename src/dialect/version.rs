@@ -297,12 +297,8 @@ fn pinned_or_newest(path: &Path, package: &str, newest: &str) -> Resolved {
 /// Applies the version's defaults to the settings that took the framework's default, and
 /// names the release on each of them (`not set: TRL 0.18.0 default`).
 pub fn apply(setup: &mut TrainingSetup, dialect: &Dialect, path: &Path) {
-    let Some(resolved) = resolve(dialect, path) else {
-        return;
-    };
-    let Some(have) = parse(&resolved.version) else {
-        return;
-    };
+    let resolved = resolve(dialect, path);
+    let have = resolved.as_ref().and_then(|r| parse(&r.version));
     for (concept, setting) in setup.settings.iter_mut() {
         let Some(spec) = dialect.settings.get(concept) else {
             continue;
@@ -310,7 +306,22 @@ pub fn apply(setup: &mut TrainingSetup, dialect: &Dialect, path: &Path) {
         // A default's own history, or that of the source the file's key went through.
         let history = match &mut setting.origin {
             Origin::Default { framework, .. } => {
-                *framework = format!("{} {}", dialect.title, resolved.version);
+                if let Some(r) = &resolved {
+                    *framework = format!("{} {}", dialect.title, r.version);
+                }
+                // A default that follows another package's release (transformers' optimizer
+                // under torch) names the release that decided it.
+                if let Some((b, package)) = older_of_package(&spec.before, path) {
+                    // `../requirements.txt:4`, without the line's text.
+                    let at = package.from.split(" (").next().unwrap_or(&package.from);
+                    *framework = format!(
+                        "{framework} under {} {} ({at})",
+                        b.package.as_deref().unwrap_or_default(),
+                        package.version,
+                    );
+                    setting.value = super::resolve::from_toml(*concept, &b.default);
+                    continue;
+                }
                 &spec.before
             }
             Origin::File { key, .. } => match spec.from.iter().find(|s| &s.key == key) {
@@ -319,11 +330,53 @@ pub fn apply(setup: &mut TrainingSetup, dialect: &Dialect, path: &Path) {
             },
             _ => continue,
         };
-        if let Some(b) = older(history, &have) {
+        let framework_history: Vec<Before> = history
+            .iter()
+            .filter(|b| b.package.is_none())
+            .cloned()
+            .collect();
+        if let Some(b) = have.as_ref().and_then(|h| older(&framework_history, h)) {
             setting.value = super::resolve::from_toml(*concept, &b.default);
         }
     }
-    setup.version = Some(resolved);
+    setup.version = resolved;
+}
+
+/// Of a default's entries that follow another package (`package = "torch"`), the one the
+/// release pinned above `path` (else the newest hwlint knows) is below, with that release.
+fn older_of_package<'b>(history: &'b [Before], path: &Path) -> Option<(&'b Before, Resolved)> {
+    let mut packages: Vec<&str> = history
+        .iter()
+        .filter_map(|b| b.package.as_deref())
+        .collect();
+    packages.dedup();
+    packages.into_iter().find_map(|package| {
+        let newest = newest_of(package)?;
+        let release = pinned_or_newest(path, package, newest);
+        let have = parse(&release.version)?;
+        let entries: Vec<Before> = history
+            .iter()
+            .filter(|b| b.package.as_deref() == Some(package))
+            .cloned()
+            .collect();
+        let hit = older(&entries, &have)?;
+        let original = history
+            .iter()
+            .find(|b| b.package.as_deref() == Some(package) && b.version == hit.version)?;
+        Some((original, release))
+    })
+}
+
+/// The newest release hwlint knows of a package `rules/libraries.toml` lists.
+fn newest_of(package: &str) -> Option<&'static str> {
+    let l = libraries();
+    [
+        (&l.bitsandbytes.package, &l.bitsandbytes.newest),
+        (&l.torch.package, &l.torch.newest),
+    ]
+    .into_iter()
+    .find(|(p, _)| p.as_str() == package)
+    .map(|(_, n)| n.as_str())
 }
 
 /// The libraries besides the framework whose release changes what a step holds
@@ -332,6 +385,17 @@ pub fn apply(setup: &mut TrainingSetup, dialect: &Dialect, path: &Path) {
 #[serde(deny_unknown_fields)]
 pub struct Libraries {
     pub bitsandbytes: Bitsandbytes,
+    /// PyTorch, whose release decides defaults of frameworks on top of it
+    /// (`[[settings.X.before]] package = "torch"`).
+    pub torch: Package,
+}
+
+/// A package whose release a default follows.
+#[derive(Debug, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Package {
+    pub package: String,
+    pub newest: String,
 }
 
 /// bitsandbytes: the 4-bit and 8-bit Linear layers of QLoRA and LLM.int8 training.
@@ -394,6 +458,9 @@ mod tests {
     #[test]
     fn the_4bit_matmul_keeps_its_input_before_0_43_2() {
         assert!(parse(&libraries().bitsandbytes.newest).is_some());
+        assert!(parse(&libraries().torch.newest).is_some());
+        assert_eq!(newest_of("torch"), Some(libraries().torch.newest.as_str()));
+        assert_eq!(newest_of("trl"), None);
         for (release, keeps) in [
             ("0.41.0", true),
             ("0.42.0", true),
