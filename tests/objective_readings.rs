@@ -9,14 +9,10 @@
 mod support;
 
 use hwlint::estimate::memory::estimate;
-use hwlint::estimate::plan::{Gap, Planned};
+use hwlint::estimate::plan::Planned;
 use support::gib;
 
 const DIR: &str = "fixtures/objective";
-
-fn read(rel: &str) -> Result<Planned, Gap> {
-    support::read(DIR, rel)
-}
 
 fn planned(rel: &str) -> Planned {
     support::planned(DIR, rel)
@@ -158,13 +154,8 @@ fn llama_factory_reward_model_computes_and_drops_its_logits() {
 
 #[test]
 fn llama_factory_ppo_is_not_estimated() {
-    match read("llama-factory-ppo.yaml") {
-        Err(Gap::Unsupported(what)) => assert!(what.contains("PPO"), "{what}"),
-        other => panic!(
-            "expected no estimate for PPO, got {:?}",
-            other.map(|p| p.plan)
-        ),
-    }
+    let what = support::unsupported(DIR, "llama-factory-ppo.yaml");
+    assert!(what.contains("PPO"), "{what}");
 }
 
 /// Every fixture in the folder is read by a test above.

@@ -248,6 +248,26 @@ pub struct Planned {
 
 /// Reads the plan a config describes. Inputs the file lacks come from the dialect's defaults
 /// (already in the setup); options the estimator does not model are bounded, not guessed.
+/// A comma-separated list of names beside the adapters (`modules_to_save`,
+/// `target_parameters`), read only when the run trains LoRA.
+fn adapter_names(
+    s: &TrainingSetup,
+    lora: bool,
+    concept: Concept,
+    label: &'static str,
+    used: &mut Vec<(&'static str, Concept)>,
+) -> Vec<String> {
+    let Some((names, _)) = s.str(concept).filter(|_| lora) else {
+        return Vec::new();
+    };
+    used.push((label, concept));
+    names
+        .split(',')
+        .map(|x| x.trim().to_string())
+        .filter(|x| !x.is_empty())
+        .collect()
+}
+
 /// Whether the quantized base's matmuls keep their input for backward: bitsandbytes' 8-bit
 /// always, its 4-bit before 0.43.2 (the release the run gets, `rules/libraries.toml`), torchao's
 /// NF4 never (`LinearNF4` saves only the weight: pytorch/ao@0598012
@@ -743,16 +763,13 @@ pub fn plan_for(i: &Inputs) -> Result<Planned, Gap> {
     };
     // LoRA on stacked expert weights: counted for a MoE model's experts; what peft's
     // parametrization materializes per layer is bounded (a fused MoE kernel never does).
-    let lora_parameters: Vec<String> = match (&lora, s.str(Concept::LoraTargetParameters)) {
-        (Some(_), Some((t, _))) => {
-            used.push(("LoRA on parameters", Concept::LoraTargetParameters));
-            t.split(',')
-                .map(|x| x.trim().to_string())
-                .filter(|x| !x.is_empty())
-                .collect()
-        }
-        _ => Vec::new(),
-    };
+    let lora_parameters = adapter_names(
+        s,
+        lora.is_some(),
+        Concept::LoraTargetParameters,
+        "LoRA on parameters",
+        &mut used,
+    );
     for name in &lora_parameters {
         if super::memory::expert_dims(&arch, name).is_none() {
             assumed.push(format!(
@@ -797,16 +814,13 @@ pub fn plan_for(i: &Inputs) -> Result<Planned, Gap> {
     };
     let galore_layerwise =
         galore.is_some() && s.bool(Concept::GaloreLayerwise).is_some_and(|(b, _)| b);
-    let modules_to_save: Vec<String> = match (&lora, s.str(Concept::LoraModulesToSave)) {
-        (Some(_), Some((m, _))) => {
-            used.push(("modules trained whole", Concept::LoraModulesToSave));
-            m.split(',')
-                .map(|x| x.trim().to_string())
-                .filter(|x| !x.is_empty())
-                .collect()
-        }
-        _ => Vec::new(),
-    };
+    let modules_to_save = adapter_names(
+        s,
+        lora.is_some(),
+        Concept::LoraModulesToSave,
+        "modules trained whole",
+        &mut used,
+    );
     for m in &modules_to_save {
         if super::memory::saved_modules(&arch, std::slice::from_ref(m)) == 0 {
             assumed.push(format!(

@@ -74,6 +74,16 @@ pub fn hwlint_json(args: &[&str]) -> serde_json::Value {
     serde_json::from_slice(&out.stdout).unwrap()
 }
 
+/// What the estimator has no recipe for in a fixture the tests expect it to refuse (read
+/// through [`read`], so the fixture cites its source).
+pub fn unsupported(dir: &str, rel: &str) -> &'static str {
+    match read(dir, rel) {
+        Err(Gap::Unsupported(what)) => what,
+        Err(other) => panic!("{rel}: expected no recipe, got {other:?}"),
+        Ok(p) => panic!("{rel}: expected no recipe, got a plan: {:?}", p.plan),
+    }
+}
+
 pub fn planned(dir: &str, rel: &str) -> Planned {
     read(dir, rel).unwrap_or_else(|gap| panic!("{rel}: no estimate: {gap:?}"))
 }
