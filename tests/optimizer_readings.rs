@@ -47,12 +47,15 @@ fn galore_layerwise_keeps_rank_r_moments_and_no_gradient_set() {
     );
 }
 
-/// The elements of optimizer state `p`'s GaLore keeps for `state` projected elements over
-/// `projected` parameters, the rest at the optimizer's own two moments, in `plain`'s bytes.
-fn galore_bytes(plain: &Planned, projected: u64, state: u64) -> f64 {
+/// Asserts that `got`'s optimizer bytes are GaLore's: `state` projected elements over
+/// `projected` parameters, the rest at the optimizer's own two moments, each element in the
+/// bytes `plain` (the same step without GaLore) gives one.
+fn assert_galore_bytes(got: &Planned, plain: &Planned, projected: u64, state: u64) {
     let e = estimate(&plain.plan);
     let per_element = e.optimizer_bytes / (2.0 * e.trainable_params as f64);
-    (2.0 * (e.trainable_params - projected) as f64 + state as f64) * per_element
+    let want = (2.0 * (e.trainable_params - projected) as f64 + state as f64) * per_element;
+    let have = estimate(&got.plan).optimizer_bytes;
+    assert!((have - want).abs() / want < 0.001, "{have} vs {want}");
 }
 
 #[test]
@@ -71,9 +74,7 @@ fn trainer_galore_reads_rank_from_optim_args_and_regex_targets() {
     let projected = 32 * (4 * 4096 * 4096 + 3 * 4096 * 11008);
     let mut plain = got.clone();
     plain.plan.galore = None;
-    let want = galore_bytes(&plain, projected, state);
-    let have = estimate(p).optimizer_bytes;
-    assert!((have - want).abs() / want < 0.001, "{have} vs {want}");
+    assert_galore_bytes(&got, &plain, projected, state);
 }
 
 #[test]
@@ -96,9 +97,7 @@ fn trainer_galore_layerwise_defaults_to_rank_128() {
     let mut plain = got.clone();
     plain.plan.galore = None;
     plain.plan.step_in_backward = false;
-    let want = galore_bytes(&plain, projected, state);
-    let have = estimate(p).optimizer_bytes;
-    assert!((have - want).abs() / want < 0.001, "{have} vs {want}");
+    assert_galore_bytes(&got, &plain, projected, state);
 }
 
 #[test]

@@ -22,16 +22,18 @@ fn setting<'v>(run: &'v Value, concept: &str) -> &'v Value {
         .unwrap_or_else(|| panic!("no {concept}"))
 }
 
+/// A release in the JSON of `--show-settings` (`framework_version`, `bitsandbytes_version`)
+/// that a file pinned: `version`, from the line `from` begins with.
+fn assert_pinned(v: &Value, version: &str, from: &str) {
+    assert_eq!(v["version"], version);
+    assert_eq!(v["pinned"], true);
+    assert!(v["from"].as_str().unwrap().starts_with(from), "{v}");
+}
+
 #[test]
 fn a_setup_py_pin_gives_that_releases_defaults() {
     let run = settings("fixtures/versions/trl-0.19/recipes/sft.yaml");
-    let v = &run["framework_version"];
-    assert_eq!(v["version"], "0.19.0");
-    assert_eq!(v["pinned"], true);
-    assert!(
-        v["from"].as_str().unwrap().starts_with("../setup.py:6"),
-        "{v}"
-    );
+    assert_pinned(&run["framework_version"], "0.19.0", "../setup.py:6");
     let chunked = setting(&run, "chunked_loss");
     assert_eq!(chunked["value"], false);
     assert!(
@@ -102,15 +104,10 @@ fn estimated_peak(config: &str, bitsandbytes: &str) -> f64 {
 #[test]
 fn a_bitsandbytes_pin_decides_what_the_4bit_matmuls_keep() {
     let old = settings("fixtures/versions/bnb-0.42/recipes/qlora.yaml");
-    let v = &old["bitsandbytes_version"];
-    assert_eq!(v["version"], "0.42.0");
-    assert_eq!(v["pinned"], true);
-    assert!(
-        v["from"]
-            .as_str()
-            .unwrap()
-            .starts_with("../requirements.txt:4"),
-        "{v}"
+    assert_pinned(
+        &old["bitsandbytes_version"],
+        "0.42.0",
+        "../requirements.txt:4",
     );
     let new = settings("fixtures/versions/bnb-newest/qlora.yaml");
     assert_eq!(new["bitsandbytes_version"]["pinned"], false);

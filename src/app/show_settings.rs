@@ -316,10 +316,7 @@ fn quantizing_bitsandbytes(
     let quantized = [Concept::LoadIn4bit, Concept::LoadIn8bit]
         .iter()
         .any(|c| setup.bool(*c).is_some_and(|(b, _)| b));
-    let bitsandbytes = setup
-        .str(Concept::Quantizer)
-        .is_none_or(|(q, _)| q == "bitsandbytes");
-    if quantized && bitsandbytes {
+    if quantized && setup.bitsandbytes_quantizes() {
         setup.bitsandbytes.as_ref()
     } else {
         None

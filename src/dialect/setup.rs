@@ -382,6 +382,13 @@ impl TrainingSetup {
         }
     }
 
+    /// Whether bitsandbytes' layers hold a quantized base: no `quantizer` names another library
+    /// (torchtune's torchao, LLaMA-Factory's HQQ or EETQ).
+    pub fn bitsandbytes_quantizes(&self) -> bool {
+        self.str(Concept::Quantizer)
+            .is_none_or(|(q, _)| q == "bitsandbytes")
+    }
+
     pub fn bool(&self, c: Concept) -> Option<(bool, &Setting)> {
         let s = self.settings.get(&c)?;
         match s.value {

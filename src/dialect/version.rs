@@ -330,12 +330,7 @@ pub fn apply(setup: &mut TrainingSetup, dialect: &Dialect, path: &Path) {
             },
             _ => continue,
         };
-        let framework_history: Vec<Before> = history
-            .iter()
-            .filter(|b| b.package.is_none())
-            .cloned()
-            .collect();
-        if let Some(b) = have.as_ref().and_then(|h| older(&framework_history, h)) {
+        if let Some(b) = have.as_ref().and_then(|h| older(history, None, h)) {
             setting.value = super::resolve::from_toml(*concept, &b.default);
         }
     }
@@ -345,26 +340,14 @@ pub fn apply(setup: &mut TrainingSetup, dialect: &Dialect, path: &Path) {
 /// Of a default's entries that follow another package (`package = "torch"`), the one the
 /// release pinned above `path` (else the newest hwlint knows) is below, with that release.
 fn older_of_package<'b>(history: &'b [Before], path: &Path) -> Option<(&'b Before, Resolved)> {
-    let mut packages: Vec<&str> = history
+    history
         .iter()
         .filter_map(|b| b.package.as_deref())
-        .collect();
-    packages.dedup();
-    packages.into_iter().find_map(|package| {
-        let newest = newest_of(package)?;
-        let release = pinned_or_newest(path, package, newest);
-        let have = parse(&release.version)?;
-        let entries: Vec<Before> = history
-            .iter()
-            .filter(|b| b.package.as_deref() == Some(package))
-            .cloned()
-            .collect();
-        let hit = older(&entries, &have)?;
-        let original = history
-            .iter()
-            .find(|b| b.package.as_deref() == Some(package) && b.version == hit.version)?;
-        Some((original, release))
-    })
+        .find_map(|package| {
+            let release = pinned_or_newest(path, package, newest_of(package)?);
+            let hit = older(history, Some(package), &parse(&release.version)?)?;
+            Some((hit, release))
+        })
 }
 
 /// The newest release hwlint knows of a package `rules/libraries.toml` lists.
@@ -436,9 +419,11 @@ pub fn matmul_4bit_keeps_input(release: Option<&str>) -> bool {
 }
 
 /// Of the releases `have` is below, the lowest: what held then.
-fn older<'b>(history: &'b [Before], have: &[u64]) -> Option<&'b Before> {
+/// `package` is the entries' package (`None`: the framework's own).
+fn older<'b>(history: &'b [Before], package: Option<&str>, have: &[u64]) -> Option<&'b Before> {
     history
         .iter()
+        .filter(|b| b.package.as_deref() == package)
         .filter_map(|b| parse(&b.version).map(|v| (v, b)))
         .filter(|(v, _)| less(have, v))
         .min_by(|(x, _), (y, _)| {

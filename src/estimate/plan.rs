@@ -281,9 +281,7 @@ fn quantized_input_kept(
     stored: Option<super::models::Quantization>,
 ) -> bool {
     use super::models::Quantization;
-    let bitsandbytes = s
-        .str(Concept::Quantizer)
-        .is_none_or(|(q, _)| q == "bitsandbytes");
+    let bitsandbytes = s.bitsandbytes_quantizes();
     let four_bit_keeps = crate::dialect::version::matmul_4bit_keeps_input(
         s.bitsandbytes.as_ref().map(|r| r.version.as_str()),
     );
