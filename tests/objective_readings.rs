@@ -178,3 +178,91 @@ fn torchtune_lora_dpo_runs_pairs_and_the_base_as_reference() {
     );
     assert_eq!(e.peak_at, "the reference model's forward");
 }
+
+/// #25 item 2: between updates TRL's GRPO samples its completions with `model.generate` in the
+/// training process (no `use_vllm`). One generation serves the accumulation's micro-batches
+/// (`steps_per_generation` defaults to `gradient_accumulation_steps`), and since TRL 0.22 it
+/// samples with checkpointing off, keeping a KV cache.
+#[test]
+fn trl_grpo_samples_the_accumulated_micro_batches_with_a_kv_cache() {
+    let p = planned("trl-grpo.yaml").plan;
+    let g = p
+        .generation
+        .expect("model.generate in the training process");
+    assert_eq!((g.rows(p.batch), g.prompt, g.completion), (64, 512, 1024));
+    assert!(g.cache && !g.whole_model);
+    let e = estimate(&p);
+    // Qwen2.5-1.5B: 28 layers, keys and values of 2 heads x 128, in bf16, for 64 x 1536 tokens.
+    let kv = (64_u64 * 1536 * 28 * 2 * 256 * 2) as f64;
+    assert_eq!(e.generation_kv_bytes, kv);
+    // No gradients or saved activations while sampling: the weights, the optimizer state, the
+    // cache at its largest instant and a no-grad forward's working set.
+    assert!(e.generation_bytes > e.weights_bytes + e.optimizer_bytes);
+    assert!(
+        e.generation_bytes < e.weights_bytes + e.optimizer_bytes + kv + 2.5 * (1u64 << 30) as f64
+    );
+    // A fix that lowers the micro-batch and raises the accumulation keeps what one generation
+    // samples: the sampling does not shrink with the micro-batch.
+    let mut smaller = p.clone();
+    smaller.batch = 4;
+    assert_eq!(estimate(&smaller).generation_bytes, e.generation_bytes);
+}
+
+/// `generation_batch_size` counts the completions of all processes (TRL divides it over them):
+/// with the GPUs unknown, each samples between all of them and its micro-batch.
+#[test]
+fn trl_grpo_generation_batch_splits_over_the_gpus() {
+    let path = support::fixture(DIR, "trl-grpo-generation-batch.yaml");
+    let eight = support::plan_at(&path, Some(8)).unwrap();
+    assert_eq!(eight.plan.generation.unwrap().rows(8), 32);
+    let unknown = support::plan_at(&path, None).unwrap();
+    assert_eq!(unknown.plan.generation.unwrap().rows(8), 256);
+    let lower = unknown
+        .lower
+        .as_ref()
+        .expect("the generation batch is bounded");
+    assert_eq!(lower.generation.unwrap().rows(8), 8);
+    assert!(unknown
+        .bounded
+        .iter()
+        .any(|b| b.what.contains("generation batch 256")));
+}
+
+/// vLLM samples on its own GPUs (server mode) or in the share HW101 takes off the card
+/// (colocated): nothing of it is counted in the training step.
+#[test]
+fn trl_grpo_with_vllm_samples_outside_the_training_step() {
+    for f in [
+        "fixtures/rules/HW101/one-h100/clean-trl-grpo-vllm-server.yaml",
+        "fixtures/rules/HW101/one-h100/bad-trl-grpo-vllm-colocate.yaml",
+    ] {
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(f);
+        let p = support::plan_at(&path, Some(1)).unwrap().plan;
+        assert!(p.generation.is_none(), "{f}");
+        assert_eq!(estimate(&p).generation_bytes, 0.0, "{f}");
+    }
+}
+
+/// Under DeepSpeed ZeRO-3, TRL gathers the whole model to sample unless
+/// `ds3_gather_for_generation: false`: the sampling holds the bf16 weights whole beside the shards.
+#[test]
+fn trl_grpo_under_zero3_gathers_the_whole_model_to_sample() {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/rules/HW101/cluster");
+    let gathers = support::plan_at(&dir.join("bad-trl-grpo-zero3-gathers-whole.yaml"), Some(8))
+        .unwrap()
+        .plan;
+    let kept = support::plan_at(&dir.join("clean-trl-grpo-zero3-shards-kept.yaml"), Some(8))
+        .unwrap()
+        .plan;
+    assert_eq!(gathers.zero_stage, 3);
+    assert!(gathers.generation.unwrap().whole_model);
+    assert!(!kept.generation.unwrap().whole_model);
+    let (g, k) = (estimate(&gathers), estimate(&kept));
+    assert_eq!(k.generation_weights_bytes, k.weights_bytes);
+    // Qwen2.5-14B's 14.77 B parameters in bf16 (29.5 GB), less the units the shards had in
+    // flight: the 0.78 B-parameter LM head and a block (2.1 GB).
+    let whole = 2.0 * g.params as f64;
+    let added = g.generation_weights_bytes - k.generation_weights_bytes;
+    assert!(added < whole && added > 0.9 * whole, "{added} of {whole}");
+    assert_eq!(g.peak_at, hwlint::estimate::memory::GENERATING);
+}

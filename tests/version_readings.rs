@@ -165,3 +165,27 @@ fn a_torch_pin_decides_the_trainers_default_optimizer() {
         "{old_need} vs {new_need}"
     );
 }
+
+/// What TRL's GRPO samples at once and whether it keeps a KV cache changed between releases
+/// (#25 item 2): before 0.18 each micro-batch sampled its own; from 0.18 one generation serves
+/// the accumulation's micro-batches; before 0.22 a checkpointed model sampled in training mode,
+/// with no cache.
+#[test]
+fn grpo_sampling_follows_the_trl_release() {
+    let generation = |config: &str| {
+        support::hwlint_json(&["estimate", config, "--output-format", "json"])["plan"]["generation"]
+            .clone()
+    };
+    let g = generation("fixtures/versions/trl-0.17-grpo/recipes/grpo.yaml");
+    assert_eq!(
+        (g["rows"].clone(), g["steps"].clone()),
+        (Value::Null, 1.into())
+    );
+    assert_eq!(g["cache"], false);
+    let g = generation("fixtures/versions/trl-0.18-grpo/recipes/grpo.yaml");
+    assert_eq!(g["rows"], 64);
+    assert_eq!(g["cache"], false);
+    let g = generation("fixtures/objective/trl-grpo.yaml");
+    assert_eq!(g["rows"], 64);
+    assert_eq!(g["cache"], true);
+}

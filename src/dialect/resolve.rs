@@ -86,7 +86,9 @@ pub fn resolve(dialect: &Dialect, root: &Node) -> TrainingSetup {
                 continue;
             }
             Some(None) => {
-                let key = spec.from[0].key.clone();
+                let Some(key) = spec.from.first().map(|s| s.key.clone()) else {
+                    continue;
+                };
                 let value = SettingValue::Unknown("depends on a run-time value".into());
                 let origin = Origin::Default {
                     key,

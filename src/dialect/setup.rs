@@ -161,6 +161,25 @@ pub enum Concept {
     PromptLength,
     /// The longest completion an RL trainer samples and trains on (`max_completion_length`).
     CompletionLength,
+    /// What samples an RL trainer's completions: `generate` (transformers' `model.generate` in
+    /// the training process, with the training GPUs' memory), `paged` (transformers' continuous
+    /// batching, a paged cache it sizes itself) or `vllm` (a colocated share or a server).
+    Generator,
+    /// Completions sampled together over all ranks (TRL's `generation_batch_size`).
+    GenerationBatch,
+    /// Micro-batches one generation serves (TRL's `steps_per_generation`; the accumulation
+    /// steps when unset).
+    StepsPerGeneration,
+    /// Each process samples for its micro-batch alone, whatever the accumulation (TRL before
+    /// `steps_per_generation` existed).
+    GenerationPerMicroBatch,
+    /// Under ZeRO-3 the whole model is gathered on every GPU while it generates (TRL's
+    /// `ds3_gather_for_generation`).
+    GenerationGathersWhole,
+    /// Generation turns gradient checkpointing off and keeps a KV cache; when false, a
+    /// checkpointed model in training mode generates without a cache, re-running the whole
+    /// sequence for every new token.
+    GenerationKeepsCache,
 }
 
 /// The type a concept's value has once mapped.
@@ -180,13 +199,33 @@ impl Concept {
             | ClusterGpus | Nodes | CpusPerProcess | NumWorkers | PrefetchFactor | TotalSteps
             | DecaySteps | SaveInterval | EvalInterval | SeqLen | ImageSize | LoraR | ZeroStage
             | TensorParallel | PipelineParallel | ContextParallel | SequenceParallel
-            | FsdpVersion | PromptLength | CompletionLength | GaloreRank => ValueType::Int,
+            | FsdpVersion | PromptLength | CompletionLength | GaloreRank | GenerationBatch
+            | StepsPerGeneration => ValueType::Int,
             Epochs | WarmupSteps | WarmupRatio | RamPerProcessGb | MemFraction | ColocatedShare
             | LoraDropout => ValueType::Float,
-            PinMemory | PersistentWorkers | LoadIn4bit | LoadIn8bit | UsesGpu | FusedKernels
-            | ChunkedLoss | StepInBackward | FusedLoss | MasterWeights | DoubleQuant
-            | CpuExperts | FsdpOrigParams | FsdpParams16 | ReferenceModel | OffloadOptimizer
-            | OffloadParams | MemPreallocate | GaloreLayerwise | Dora => ValueType::Bool,
+            PinMemory
+            | PersistentWorkers
+            | LoadIn4bit
+            | LoadIn8bit
+            | UsesGpu
+            | FusedKernels
+            | ChunkedLoss
+            | StepInBackward
+            | FusedLoss
+            | MasterWeights
+            | DoubleQuant
+            | CpuExperts
+            | FsdpOrigParams
+            | FsdpParams16
+            | ReferenceModel
+            | OffloadOptimizer
+            | OffloadParams
+            | MemPreallocate
+            | GaloreLayerwise
+            | Dora
+            | GenerationPerMicroBatch
+            | GenerationGathersWhole
+            | GenerationKeepsCache => ValueType::Bool,
             Scheduler
             | Precision
             | WeightDtype
@@ -202,7 +241,8 @@ impl Concept {
             | Quantizer
             | LoraTargetParameters
             | LowPrecisionMatmuls
-            | Objective => ValueType::Str,
+            | Objective
+            | Generator => ValueType::Str,
         }
     }
 }

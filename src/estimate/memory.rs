@@ -42,9 +42,20 @@ pub struct MemoryEstimate {
     pub paged_bytes: f64,
     /// Loading a quantized base: the quantized weights plus one block still in 16 bit.
     pub loading_bytes: f64,
+    /// An RL trainer's sampling in the training process (0 when it samples elsewhere): what
+    /// is allocated at its largest instant, its whole KV cache, and the part of that instant
+    /// that is transient (the cache grows token by token and fragments like activations do).
+    pub generation_bytes: f64,
+    /// The weights then: more than the step's when ZeRO-3 gathers the whole model.
+    pub generation_weights_bytes: f64,
+    pub generation_kv_bytes: f64,
+    pub generation_transient_bytes: f64,
     /// Activation checkpointing is in effect (the allocator fragments differently).
     pub checkpointed: bool,
 }
+
+/// The instant an RL trainer samples its completions in the training process.
+pub const GENERATING: &str = "generating completions";
 
 /// The allocated memory at one instant of the step, by kind.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Serialize)]
@@ -54,8 +65,10 @@ pub struct AtPeak {
     pub optimizer: f64,
     pub activations: f64,
     pub logits: f64,
+    /// The KV cache of completions an RL trainer samples in the training process.
+    pub kv_cache: f64,
     /// Autocast weight copies, recompute and backward working sets, the optimizer step's
-    /// temporaries, a block dequantized while loading.
+    /// temporaries, a block dequantized while loading, a no-grad forward's working set.
     pub temporary: f64,
 }
 
@@ -66,6 +79,7 @@ impl AtPeak {
             + self.optimizer
             + self.activations
             + self.logits
+            + self.kv_cache
             + self.temporary
     }
 
@@ -77,6 +91,7 @@ impl AtPeak {
             ("optimizer", self.optimizer),
             ("activations", self.activations),
             ("logits", self.logits),
+            ("KV cache", self.kv_cache),
             ("temporary", self.temporary),
         ];
         v.sort_by(|a, b| b.1.total_cmp(&a.1));
@@ -94,6 +109,7 @@ impl MemoryEstimate {
             optimizer: self.optimizer_bytes,
             activations: self.activations_bytes,
             logits: self.logits_bytes,
+            kv_cache: self.generation_kv_bytes,
             temporary: self.temporary_bytes,
         }
         .breakdown()
@@ -297,6 +313,13 @@ struct Terms {
     paged: f64,
     loading: f64,
     accumulating: bool,
+    /// While an RL trainer samples in the training process: the weights then (ZeRO-3 may
+    /// gather the whole model), the KV cache, and the no-grad forward's working set.
+    gen_weights: f64,
+    gen_kv: f64,
+    gen_working: f64,
+    /// The whole KV cache, once every completion token is in it.
+    gen_kv_full: f64,
 }
 
 /// The terms of one model. `frozen` freezes all of it (a frozen tower of a composite: weights
@@ -505,6 +528,7 @@ fn terms(plan: &Plan, frozen: bool) -> Terms {
         0.0
     };
     let in_flight = (gpu_block.max(head_unit) + gpu_block) * gathered;
+    let unsharded_weights = weights;
     let weights = if plan.fp32_reduce {
         // FSDP2 mixed precision: the parameters are the fp32 shards (counted with the optimizer
         // state as its master copy); 16-bit copies exist only for the units in flight, on one
@@ -720,6 +744,24 @@ fn terms(plan: &Plan, frozen: bool) -> Terms {
     };
     let acts_full = acts_full + merged * rg.compute * a.sparse_layers() as f64;
     let merged_recompute = merged * (rg.compute + 4.0);
+    let (gen_weights, gen_kv, gen_working, gen_kv_full) = match &plan.generation {
+        Some(g) if !frozen && a.has_lm_loss() => {
+            let (kv, working, full) = generation(a, plan, g, mlp_width);
+            // DeepSpeed's GatheredParameters holds every parameter whole, beside the shards.
+            let whole = if g.whole_model && plan.zero_stage >= 3 && !plan.fp32_reduce {
+                weights - in_flight / tp + unsharded_weights / tp
+            } else {
+                weights
+            };
+            (
+                whole,
+                kv / split,
+                working / split + cast_cache,
+                full / split,
+            )
+        }
+        _ => (weights, 0.0, 0.0, 0.0),
+    };
     Terms {
         params: p,
         trainable: trainable_params,
@@ -756,6 +798,67 @@ fn terms(plan: &Plan, frozen: bool) -> Terms {
             0.0
         },
         accumulating: plan.accumulating,
+        gen_weights,
+        gen_kv,
+        gen_working,
+        gen_kv_full,
+    }
+}
+
+/// The KV cache and the transient working set at the largest instant of `model.generate`
+/// (transformers, in the training process), and the whole cache at the end, on one GPU before
+/// any parallel split.
+///
+/// With a cache, prefill runs the prompts through the model at once (the largest working set,
+/// beside the prompts' cache) and each new token adds to the cache, whose last growth copies
+/// one layer's keys (DynamicCache concatenates). Without one, the last token's forward re-runs
+/// the whole sequence. A no-grad block's working set is the MLP's three intermediate-width
+/// tensors at its product (activation, up projection, their product) and three hidden-width
+/// ones; eager attention adds its score matrix and the fp32 softmax. Logits exist for the last
+/// position only (`logits_to_keep=1`), with their fp32 copy.
+fn generation(
+    a: &Architecture,
+    plan: &Plan,
+    g: &super::step::Generation,
+    mlp: f64,
+) -> (f64, f64, f64) {
+    let c = plan.precision.regime().compute;
+    let rows = g.rows(plan.batch) as f64;
+    let per_token_kv = (a.num_layers * 2 * a.kv_width()) as f64 * c;
+    let per_token_working = c * (3.0 * mlp + 3.0 * a.hidden_size as f64);
+    let scores = |q: f64, k: f64| {
+        if plan.attention == Attention::Eager {
+            rows * a.num_heads as f64 * q * k * (2.0 * c + 4.0)
+        } else {
+            0.0
+        }
+    };
+    let logits = rows * a.vocab_size as f64 * (c + 4.0);
+    let (prompt, total) = (g.prompt as f64, (g.prompt + g.completion) as f64);
+    if g.cache {
+        let prefill = (
+            rows * prompt * per_token_kv,
+            rows * prompt * per_token_working + scores(prompt, prompt) + logits,
+        );
+        let last = (
+            rows * total * per_token_kv,
+            rows * total * a.kv_width() as f64 * c
+                + rows * per_token_working
+                + scores(1.0, total)
+                + logits,
+        );
+        let at_peak = if prefill.0 + prefill.1 > last.0 + last.1 {
+            prefill
+        } else {
+            last
+        };
+        (at_peak.0, at_peak.1, last.0)
+    } else {
+        (
+            0.0,
+            rows * total * per_token_working + scores(total, total) + logits,
+            0.0,
+        )
     }
 }
 
@@ -799,6 +902,10 @@ pub fn estimate(plan: &Plan) -> MemoryEstimate {
                 paged: acc.paged + t.paged,
                 loading: acc.loading + t.loading,
                 accumulating: acc.accumulating || t.accumulating,
+                gen_weights: acc.gen_weights + t.gen_weights,
+                gen_kv: acc.gen_kv + t.gen_kv,
+                gen_working: acc.gen_working.max(t.gen_working),
+                gen_kv_full: acc.gen_kv_full + t.gen_kv_full,
             }),
         _ => terms(plan, false),
     };
@@ -917,6 +1024,21 @@ fn combine(t: &Terms, checkpointed: bool) -> MemoryEstimate {
     } else {
         (fb_at, fb_terms)
     };
+    let generating = AtPeak {
+        weights: t.gen_weights,
+        optimizer: t.moments,
+        kv_cache: t.gen_kv,
+        temporary: t.gen_working,
+        ..AtPeak::default()
+    };
+    let generation_bytes = if t.gen_kv + t.gen_working > 0.0 {
+        generating.total()
+    } else {
+        0.0
+    };
+    if generation_bytes > peak.1.total() {
+        peak = (GENERATING, generating);
+    }
     if t.loading > peak.1.total() {
         peak = (
             "loading the quantized weights",
@@ -947,6 +1069,18 @@ fn combine(t: &Terms, checkpointed: bool) -> MemoryEstimate {
         step_bytes: step,
         paged_bytes: t.paged,
         loading_bytes: t.loading,
+        generation_bytes,
+        generation_weights_bytes: if generation_bytes > 0.0 {
+            t.gen_weights
+        } else {
+            0.0
+        },
+        generation_kv_bytes: t.gen_kv_full,
+        generation_transient_bytes: if generation_bytes > 0.0 {
+            t.gen_kv + t.gen_working
+        } else {
+            0.0
+        },
         checkpointed,
     }
 }
@@ -981,6 +1115,45 @@ mod tests {
             });
             assert!((e.at_peak.total() - e.peak_bytes).abs() < 1.0, "{e:?}");
         }
+    }
+
+    /// An RL trainer sampling in the training process: with a KV cache it holds the cache of
+    /// every sampled token; without one (a checkpointed model in training mode) each new token
+    /// re-runs the whole sequence, whose no-grad working set is then the largest term.
+    #[test]
+    fn sampling_keeps_a_kv_cache_or_reruns_the_sequence() {
+        use crate::estimate::step::Generation;
+        let g = Generation {
+            prompt: 512,
+            completion: 1536,
+            rows: Some(32),
+            steps: 1,
+            cache: true,
+            whole_model: false,
+        };
+        let base = plan("tinyllama-1.1b", Precision::Bf16True, 4);
+        let cached = estimate(&Plan {
+            generation: Some(g),
+            ..base.clone()
+        });
+        // TinyLlama: 22 layers, keys and values of 4 heads x 64, bf16.
+        let kv = (32_u64 * 2048 * 22 * 2 * 256 * 2) as f64;
+        assert_eq!(cached.generation_kv_bytes, kv);
+        let rerun = estimate(&Plan {
+            generation: Some(Generation { cache: false, ..g }),
+            ..base.clone()
+        });
+        assert_eq!(rerun.generation_kv_bytes, 0.0);
+        // The MLP's three 5632-wide tensors of every token, in bf16.
+        let working = (32_u64 * 2048 * 3 * 5632 * 2) as f64;
+        assert!(
+            rerun.generation_bytes - cached.generation_bytes > working - kv,
+            "{} vs {}",
+            rerun.generation_bytes,
+            cached.generation_bytes
+        );
+        // Without sampling in the process there is no such instant.
+        assert_eq!(estimate(&base).generation_bytes, 0.0);
     }
 
     /// torchtune's `optimizer_in_bwd` steps and frees each gradient inside backward: no full

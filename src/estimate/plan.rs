@@ -377,15 +377,6 @@ pub fn plan_for(i: &Inputs) -> Result<Planned, Gap> {
     used.push(("batch_size", Concept::MicroBatch));
     let mut seq_lower = None;
     let objective = Objective::read(s, &mut used)?;
-    if objective == Objective::Grpo {
-        // Between updates GRPO generates its completions: vLLM's share is counted where it runs
-        // colocated, but `model.generate` in the training process (its KV cache, or without one
-        // under gradient checkpointing) has no recipe here.
-        assumed.push(
-            "the generation of completions between updates is not counted (when the training process runs `model.generate` rather than vLLM): the figures are the training step's"
-                .into(),
-        );
-    }
     let seq_len = match s.int(Concept::SeqLen) {
         // GRPO's sequence is its prompt and completion (below).
         _ if objective == Objective::Grpo => 0,
@@ -415,6 +406,7 @@ pub fn plan_for(i: &Inputs) -> Result<Planned, Gap> {
         None => return Err(Gap::Missing("sequence length")),
     };
     // GRPO trains on prompt + completion and computes logits for the completion only.
+    let mut grpo_tokens = None;
     let (seq_len, logits_tokens) = match objective {
         Objective::Grpo => {
             let (completion, _) = s
@@ -438,6 +430,7 @@ pub fn plan_for(i: &Inputs) -> Result<Planned, Gap> {
                     prompt
                 }
             };
+            grpo_tokens = Some((prompt, completion));
             (prompt + completion, Some(completion))
         }
         _ => (seq_len, None),
@@ -888,6 +881,20 @@ pub fn plan_for(i: &Inputs) -> Result<Planned, Gap> {
             .or_else(|| linked.and_then(|l| l.bool(c)))
             .is_some_and(|(b, _)| b)
     };
+    let deepspeed_zero3 = zero_stage >= 3 && fsdp != Some(true);
+    let (generation, generation_rows_lower) = match grpo_tokens {
+        Some((prompt, completion)) => sampling(
+            i,
+            batch.max(1) as u64,
+            (prompt, completion),
+            checkpointing != Checkpointing::None,
+            deepspeed_zero3,
+            &mut assumed,
+            &mut bounded,
+            &mut used,
+        ),
+        None => (None, None),
+    };
     let plan = Plan {
         model: name.to_string(),
         arch,
@@ -946,6 +953,7 @@ pub fn plan_for(i: &Inputs) -> Result<Planned, Gap> {
         context_parallel: s
             .int(Concept::ContextParallel)
             .map_or(1, |(c, _)| c.max(1) as u64),
+        generation,
     };
     let flat_lower = fsdp1_flat_unknown.then(|| {
         bounded.push(Bound::new(
@@ -1025,6 +1033,12 @@ pub fn plan_for(i: &Inputs) -> Result<Planned, Gap> {
         seq_len: seq_lower.unwrap_or(plan.seq_len),
         chunked_loss: plan.chunked_loss || fused_loss,
         merged_experts: false,
+        // A prompt the file does not bound is none at the low end, as in training.
+        generation: plan.generation.map(|g| super::step::Generation {
+            prompt: if seq_lower.is_some() { 0 } else { g.prompt },
+            rows: generation_rows_lower.or(g.rows),
+            ..g
+        }),
         ..plan.clone()
     });
     // At the low end, the parts whose tokens vary see a typical step's.
@@ -1044,6 +1058,99 @@ pub fn plan_for(i: &Inputs) -> Result<Planned, Gap> {
         used,
         sharding,
     })
+}
+
+/// What an RL trainer's sampling between updates holds on the training GPUs, and the rows it
+/// samples at the low end when the file leaves them to the number of GPUs. vLLM samples
+/// elsewhere or in the colocated share HW101 already takes off the card; transformers'
+/// `model.generate` runs in the training process (TRL: grpo_trainer.py:1852-1863 at v1.9.0).
+#[allow(clippy::too_many_arguments)]
+fn sampling(
+    i: &Inputs,
+    batch: u64,
+    (prompt, completion): (u64, u64),
+    checkpointed: bool,
+    deepspeed_zero3: bool,
+    assumed: &mut Vec<String>,
+    bounded: &mut Vec<Bound>,
+    used: &mut Vec<(&'static str, Concept)>,
+) -> (Option<super::step::Generation>, Option<u64>) {
+    let s = i.setup;
+    let int = |c: Concept| {
+        s.int(c)
+            .or_else(|| i.linked.and_then(|l| l.int(c)))
+            .map(|(n, _)| n.max(1) as u64)
+    };
+    let yes = |c: Concept| s.bool(c).map(|(b, _)| b);
+    match s.str(Concept::Generator).map(|(g, _)| g) {
+        Some("generate") => {}
+        Some("vllm") => return (None, None),
+        Some("paged") => {
+            assumed.push(
+                "the sampling between updates is not counted: transformers' continuous batching sizes its paged cache itself; the figures are the training step's"
+                    .into(),
+            );
+            return (None, None);
+        }
+        _ => {
+            assumed.push(
+                "the sampling between updates is not counted (what generates the completions is not read): the figures are the training step's"
+                    .into(),
+            );
+            return (None, None);
+        }
+    }
+    used.push(("sampled by", Concept::Generator));
+    // The rows sampled at once on each GPU: the micro-batches one generation serves (TRL
+    // `steps_per_generation`), or `generation_batch_size` over the GPUs, or by default the
+    // accumulation steps' micro-batches; before `steps_per_generation` existed, each
+    // micro-batch's own.
+    let mut lower = None;
+    let (rows, steps) = if yes(Concept::GenerationPerMicroBatch) == Some(true) {
+        (None, 1)
+    } else if let Some(steps) = int(Concept::StepsPerGeneration) {
+        used.push(("steps per generation", Concept::StepsPerGeneration));
+        (None, steps)
+    } else if let Some(global) = int(Concept::GenerationBatch) {
+        used.push(("generation batch", Concept::GenerationBatch));
+        match i.data_parallel {
+            Some(dp) if dp > 0 => (Some(global.div_ceil(dp as u64)), 1),
+            _ => {
+                if global > batch {
+                    bounded.push(Bound::new(
+                        format!("the generation batch {global} split over any number of GPUs"),
+                        Decider::Gpus,
+                    ));
+                    lower = Some(batch);
+                }
+                (Some(global), 1)
+            }
+        }
+    } else {
+        (
+            Some(batch.saturating_mul(int(Concept::GradAccum).unwrap_or(1))),
+            1,
+        )
+    };
+    // Since TRL 0.22 generation turns checkpointing off and keeps its cache
+    // (models/utils.py:133-136 at v1.9.0); before, a checkpointed model in training mode
+    // generated without one.
+    let cache = !checkpointed || yes(Concept::GenerationKeepsCache) != Some(false);
+    let whole_model = deepspeed_zero3 && yes(Concept::GenerationGathersWhole) == Some(true);
+    if whole_model {
+        used.push(("gathered to generate", Concept::GenerationGathersWhole));
+    }
+    (
+        Some(super::step::Generation {
+            prompt,
+            completion,
+            rows,
+            steps,
+            cache,
+            whole_model,
+        }),
+        lower,
+    )
 }
 
 /// The modules a peft regex target (`model.layers.[\d]+.(mlp|self_attn).(up|down|q)_proj`)

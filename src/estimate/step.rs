@@ -295,6 +295,39 @@ pub struct Plan {
     /// share of the blocks, so one micro-batch's worth of the whole model's.
     pub pipeline_parallel: u64,
     pub context_parallel: u64,
+    /// An RL trainer's sampling between updates, when the training process runs it with
+    /// transformers' `model.generate` (TRL's GRPO/RLOO without vLLM).
+    pub generation: Option<Generation>,
+}
+
+/// What `model.generate` holds in the training process while an RL trainer samples its
+/// completions: no gradients (the previous step freed them), no activations kept, a KV cache
+/// of the sampled sequences and one no-grad forward's working set.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct Generation {
+    /// The tokens of each sampled sequence: its (left-padded) prompt and the completion.
+    pub prompt: u64,
+    pub completion: u64,
+    /// Sequences sampled at once on each GPU, when the file fixes them whatever the
+    /// micro-batch (`generation_batch_size` over the GPUs; the accumulation steps'
+    /// micro-batches, which a fix that keeps the effective batch keeps too).
+    pub rows: Option<u64>,
+    /// Otherwise, the micro-batches one generation serves.
+    pub steps: u64,
+    /// A KV cache is kept; else every new token re-runs the whole sequence (a checkpointed
+    /// model in training mode generates without one).
+    pub cache: bool,
+    /// Under ZeRO-3 the whole model is gathered on each GPU while it generates.
+    pub whole_model: bool,
+}
+
+impl Generation {
+    /// Sequences sampled at once on each GPU, for a micro-batch of `batch`.
+    pub fn rows(&self, batch: u64) -> u64 {
+        self.rows
+            .unwrap_or_else(|| batch.max(1).saturating_mul(self.steps.max(1)))
+            .max(1)
+    }
 }
 
 impl Plan {
@@ -344,6 +377,7 @@ impl Plan {
             tensor_parallel: 1,
             pipeline_parallel: 1,
             context_parallel: 1,
+            generation: None,
         }
     }
 

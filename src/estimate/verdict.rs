@@ -42,7 +42,8 @@ pub fn usable_bytes(gpu: &Gpu, mem_fraction: Option<f64>) -> f64 {
 /// working buffers) is freed and reallocated in many sizes and does. The optimizer step cannot
 /// reuse the blocks backward freed when its temporaries are larger, so they stay reserved:
 ///
-/// need = max(fwd/bwd peak + a x transient, optimizer step + b x transient, loading) + c
+/// need = max(fwd/bwd peak + a x transient, optimizer step + b x transient, loading,
+///            generation + a x its transient) + c
 ///
 /// with a, b, c fitted on measured steps (rules/hardware.toml `[allocator]`,
 /// tests/calibration.rs).
@@ -61,6 +62,9 @@ pub fn need_with(est: &MemoryEstimate, a: &Allocator) -> f64 {
     (est.fwd_bwd_bytes + fb * t)
         .max(est.step_bytes + a.step_transient * t)
         .max(est.loading_bytes)
+        // Sampling in the training process follows a step whose blocks the allocator still
+        // holds; its cache grows token by token, fragmenting as activations do.
+        .max(est.generation_bytes + a.transient * est.generation_transient_bytes)
         + a.overhead_bytes
 }
 

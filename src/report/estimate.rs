@@ -57,14 +57,17 @@ pub fn render_estimate(r: &EstimateReport) -> String {
             String::new()
         },
     );
-    let terms = [
+    let mut terms = vec![
         ("weights", e.weights_bytes),
         ("gradients", e.gradients_bytes),
         ("optimizer", e.optimizer_bytes),
         ("activations", e.activations_bytes),
         ("logits", e.logits_bytes),
-        ("temporary", e.temporary_bytes),
     ];
+    if e.generation_bytes > 0.0 {
+        terms.push(("KV cache", e.generation_kv_bytes));
+    }
+    terms.push(("temporary", e.temporary_bytes));
     let scale = e.peak_bytes.max(1.0);
     for (name, bytes) in terms {
         let width = (40.0 * bytes / scale).round() as usize;
@@ -78,6 +81,28 @@ pub fn render_estimate(r: &EstimateReport) -> String {
         out.push_str(&format!(
             "  ({:.1} GiB of the optimizer state is paged: bitsandbytes allocates it outside PyTorch's allocator, and the driver may move it to host memory)\n",
             gib(e.paged_bytes)
+        ));
+    }
+    if let (Some(g), true) = (&p.generation, e.generation_bytes > 0.0) {
+        out.push_str(&format!(
+            "  (sampling completions between updates: {} sequences of {} + {} tokens at once with `model.generate`, {}; {:.1} GiB allocated then{})\n",
+            g.rows(p.batch),
+            g.prompt,
+            g.completion,
+            if g.cache {
+                "keeping a KV cache"
+            } else {
+                "re-running the sequence for each token (no KV cache under checkpointing)"
+            },
+            gib(e.generation_bytes),
+            if g.whole_model {
+                format!(
+                    ", with {:.1} GiB of weights: ZeRO-3 gathers the whole model to generate",
+                    gib(e.generation_weights_bytes)
+                )
+            } else {
+                String::new()
+            }
         ));
     }
     out.push_str(&format!(
@@ -202,6 +227,9 @@ pub fn render_estimate_json(r: &EstimateReport) -> String {
         "logits_bytes": e.logits_bytes,
         "temporary_bytes": e.temporary_bytes,
         "paged_optimizer_bytes": e.paged_bytes,
+        "generation_peak_allocated_bytes": e.generation_bytes,
+        "generation_weights_bytes": e.generation_weights_bytes,
+        "kv_cache_bytes": e.generation_kv_bytes,
         "need_bytes": r.need_bytes,
         "least_peak_allocated_bytes": r.least.as_ref().map(|l| l.peak_bytes),
         "bounded": r.bounded,

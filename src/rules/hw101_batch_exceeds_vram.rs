@@ -12,7 +12,8 @@
 //!
 //! The message adds the need up from what is allocated at the step's peak instant (the end of
 //! forward, the start of backward, the recompute or backward of the last block, the optimizer
-//! step, or loading a quantized base), by kind, the three largest named:
+//! step, loading a quantized base, or an RL trainer sampling its completions with
+//! `model.generate` in the training process), by kind, the three largest named:
 //! - weights: the parameters on this GPU (a shard and the gathered blocks under ZeRO-3/FSDP),
 //!   a frozen reference model's, and LoRA adapters in fp32;
 //! - gradients: all of them when the step is at the optimizer or accumulates, else the ones
@@ -21,6 +22,9 @@
 //!   weights;
 //! - activations: what autograd saves for backward (only block inputs under checkpointing);
 //! - logits: the LM head's output and the loss's fp32 copies of it;
+//! - KV cache: the keys and values of the sequences an RL trainer samples at once (TRL's GRPO
+//!   without vLLM: the accumulation's micro-batches by default), while the weights (the whole
+//!   model under ZeRO-3 unless `ds3_gather_for_generation: false`) and optimizer state stay;
 //! - temporary: what exists only at that instant: autocast's 16-bit copies of the weights, a
 //!   recomputed block's activations, a block's backward working set, the optimizer step's
 //!   foreach copies, a block dequantized while loading;
@@ -56,7 +60,9 @@
 //! Safe: it sets the largest micro-batch that fits under 90% of usable memory and raises
 //! gradient accumulation so that micro-batch x accumulation (the effective batch) is unchanged.
 //! Unsafe when the config has no accumulation key (the effective batch would change). No fix
-//! when not even a micro-batch of 1 fits; the message says what would. Under the built-in
+//! when not even a micro-batch of 1 fits; the message says what would (for a peak in the
+//! sampling between updates, which the micro-batch does not change: fewer sequences sampled at
+//! once, the ZeRO-3 shards kept, or vLLM). Under the built-in
 //! default target the GPU is a guess: the fix is shown, not applied.
 
 use super::memory::{
@@ -64,7 +70,7 @@ use super::memory::{
     need_with, per_device_batch,
 };
 use super::{Context, Violation};
-use crate::estimate::memory::Checkpointing;
+use crate::estimate::memory::{Checkpointing, Plan, GENERATING};
 use crate::estimate::verdict::{max_micro_batch, HEADROOM_LINE};
 
 pub(crate) fn check(ctx: &Context) -> Vec<Violation> {
@@ -184,6 +190,13 @@ pub(crate) fn check(ctx: &Context) -> Vec<Violation> {
                 one / usable * 100.0
             ))
         }
+        None if fitting == 0 && e.estimate.peak_at == GENERATING => {
+            message.push_str(&format!(
+                ": the peak is the sampling between updates, {}, and a smaller micro-batch does not shrink it; {}",
+                sampling_phrase(plan),
+                sampling_ways(ctx, plan).join(", or ")
+            ));
+        }
         None if fitting == 0 => {
             // Only advice the config does not already follow, and that the figure has not
             // already granted.
@@ -229,6 +242,48 @@ pub(crate) fn check(ctx: &Context) -> Vec<Violation> {
         span: ctx.batch_span(),
         fix,
     }]
+}
+
+/// `64 sequences of 512 + 2048 tokens at once with `model.generate``.
+fn sampling_phrase(plan: &Plan) -> String {
+    plan.generation.map_or_else(String::new, |g| {
+        format!(
+            "{} sequences of {} + {} tokens at once with `model.generate` in the training process",
+            g.rows(plan.batch),
+            g.prompt,
+            g.completion
+        )
+    })
+}
+
+/// What shrinks the sampling between updates, in the dialect's own keys: sample fewer sequences
+/// at once, keep the ZeRO-3 shards while sampling, or sample with vLLM.
+fn sampling_ways(ctx: &Context, plan: &Plan) -> Vec<String> {
+    use crate::dialect::Concept;
+    let key = |c: Concept, canonical: Option<&str>| {
+        ctx.dialect.settings.get(&c).and_then(|spec| {
+            spec.from
+                .iter()
+                .find(|s| canonical.is_none_or(|v| s.maps_to(v)))
+                .map(|s| s.key.clone())
+        })
+    };
+    let mut ways = Vec::new();
+    if let Some(k) = key(Concept::StepsPerGeneration, None) {
+        ways.push(format!("sample fewer sequences at once (a smaller `{k}`)"));
+    }
+    if plan.generation.is_some_and(|g| g.whole_model) {
+        if let Some(k) = key(Concept::GenerationGathersWhole, None) {
+            ways.push(format!(
+                "set `{k}: false` (ZeRO-3 then gathers one block at a time to generate, instead of the whole model)"
+            ));
+        }
+    }
+    if let Some(k) = key(Concept::Generator, Some("vllm")) {
+        ways.push(format!("sample with vLLM (`{k}`) on its own GPUs"));
+    }
+    ways.push("use a GPU with more memory".into());
+    ways
 }
 
 /// Whether the run can shard its model states: the dialect has a key for ZeRO, FSDP or a

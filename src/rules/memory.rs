@@ -305,6 +305,7 @@ mod tests {
             optimizer,
             activations,
             logits,
+            kv_cache: 0.0,
             temporary,
         };
         MemoryEstimate {
@@ -324,6 +325,10 @@ mod tests {
             step_bytes: 0.0,
             paged_bytes: 0.0,
             loading_bytes: 0.0,
+            generation_bytes: 0.0,
+            generation_weights_bytes: 0.0,
+            generation_kv_bytes: 0.0,
+            generation_transient_bytes: 0.0,
             checkpointed: false,
         }
     }
