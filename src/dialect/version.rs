@@ -6,6 +6,7 @@
 //! config pins (requirements*.txt, setup.py, pyproject.toml, environment.yml, uv.lock,
 //! poetry.lock), else the newest hwlint knows, which is what a fresh `pip install` gets.
 
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
 use super::setup::{Origin, TrainingSetup};
@@ -212,7 +213,7 @@ fn pin_in_lock(text: &str, package: &str) -> Option<(usize, String)> {
 
 /// Pins already looked up in this run, by folder and package: a tree of many configs under one
 /// repository reads its dependency files once.
-type PinCache = std::collections::HashMap<(PathBuf, String), Option<Resolved>>;
+type PinCache = HashMap<(PathBuf, String), Option<Resolved>>;
 
 fn cache() -> &'static std::sync::Mutex<PinCache> {
     static CACHE: std::sync::OnceLock<std::sync::Mutex<PinCache>> = std::sync::OnceLock::new();
@@ -235,23 +236,43 @@ pub fn pinned(config: &Path, package: &str, newest: &str) -> Option<Resolved> {
     found
 }
 
+/// The dependency files of one folder, with their texts, read once per run: a folder's pins
+/// are looked up for each package (the framework, torch, bitsandbytes) and each config below.
+type FolderPins = std::sync::Arc<Vec<(&'static str, String)>>;
+
+fn pin_files(dir: &Path) -> FolderPins {
+    static FOLDERS: std::sync::OnceLock<std::sync::Mutex<HashMap<PathBuf, FolderPins>>> =
+        std::sync::OnceLock::new();
+    let folders = FOLDERS.get_or_init(Default::default);
+    if let Some(hit) = folders.lock().ok().and_then(|f| f.get(dir).cloned()) {
+        return hit;
+    }
+    let read: FolderPins = std::sync::Arc::new(
+        PIN_FILES
+            .iter()
+            .filter_map(|name| {
+                let file = dir.join(name);
+                let meta = std::fs::metadata(&file).ok()?;
+                if !meta.is_file() || meta.len() > MAX_PIN_FILE {
+                    return None;
+                }
+                Some((*name, std::fs::read_to_string(&file).ok()?))
+            })
+            .collect(),
+    );
+    if let Ok(mut f) = folders.lock() {
+        f.insert(dir.to_path_buf(), read.clone());
+    }
+    read
+}
+
 fn search(start: &Path, package: &str, newest: &str) -> Option<Resolved> {
     for (depth, dir) in start.ancestors().enumerate() {
-        for name in PIN_FILES {
-            let file = dir.join(name);
-            let Ok(meta) = std::fs::metadata(&file) else {
-                continue;
-            };
-            if !meta.is_file() || meta.len() > MAX_PIN_FILE {
-                continue;
-            }
-            let Ok(text) = std::fs::read_to_string(&file) else {
-                continue;
-            };
+        for (name, text) in pin_files(dir).iter() {
             // Relative to the config's folder, as a reader finds it from there.
             let shown = format!("{}{name}", "../".repeat(depth));
             if name.ends_with(".lock") {
-                if let Some((line, v)) = pin_in_lock(&text, package) {
+                if let Some((line, v)) = pin_in_lock(text, package) {
                     return Some(Resolved {
                         from: format!("{shown}:{line}"),
                         version: v,

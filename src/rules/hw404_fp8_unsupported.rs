@@ -78,7 +78,7 @@ fn converters(ctx: &Context) -> Vec<Violation> {
     let names: Vec<&str> = missing.iter().map(|(n, _)| *n).collect();
     // What the GPU can do instead, where it can do something.
     let instead = if gpu.fp8 && !names.contains(&"FP8") {
-        "; it has FP8 tensor cores, which the float8 converters use"
+        "; it has FP8 tensor cores, for FP8 matmuls instead"
     } else {
         ""
     };
