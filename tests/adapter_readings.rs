@@ -6,7 +6,7 @@
 #[path = "support/planned.rs"]
 mod support;
 
-use hwlint::estimate::memory::estimate;
+use hwlint::estimate::memory::{estimate, Checkpointing};
 use hwlint::estimate::plan::Planned;
 use support::gib;
 
@@ -96,10 +96,42 @@ fn llama_factory_dora_keeps_each_adapted_layers_outputs() {
     assert!(gib(p) > gib(&lora));
 }
 
+/// DoRA with `lora_dropout` recomputes each adapted layer's base output over a copy of its
+/// weight in the adapters' fp32, which backward keeps: under checkpointing, the recomputed
+/// block's copies; without it, every block's. In bf16 weights without autocast, the copy and the
+/// recomputed base output stay fp32. Every adapted input also keeps dropout's mask.
 #[test]
-fn dora_with_dropout_is_not_estimated_and_says_why() {
-    let why = support::unsupported(DIR, "axolotl-dora-dropout.yaml");
-    assert!(why.contains("DoRA with lora_dropout"), "{why}");
+fn dora_with_dropout_keeps_a_copy_of_each_adapted_weight() {
+    let got = planned("axolotl-dora-dropout.yaml");
+    let p = &got.plan;
+    assert!(p.dora && p.lora_dropout);
+    assert_eq!(p.checkpointing, Checkpointing::Full);
+    assert!(
+        got.assumed.iter().any(|a| a.contains("fp32 copies")),
+        "{:?}",
+        got.assumed
+    );
+    let mut no_dropout = p.clone();
+    no_dropout.lora_dropout = false;
+    // Llama-2-7B's block: q/k/v/o 4096 x 4096, gate/up/down 4096 x 11008, copied in fp32.
+    let block_weights = (4_u64 * 4096 * 4096 + 3 * 4096 * 11008) as f64;
+    let copies = 4.0 * block_weights;
+    let (with, without) = (estimate(p), estimate(&no_dropout));
+    // The recompute of the last block holds one block's copies (and its inputs' masks).
+    let more = with.peak_bytes - without.peak_bytes;
+    assert!(more >= copies, "{more} vs {copies}");
+    // Without checkpointing all 32 blocks keep theirs.
+    let mut full = p.clone();
+    full.checkpointing = Checkpointing::None;
+    let mut full_no_dropout = full.clone();
+    full_no_dropout.lora_dropout = false;
+    let diff = estimate(&full).activations_bytes - estimate(&full_no_dropout).activations_bytes;
+    let tokens = (2 * 1024 * 32) as f64;
+    // Per token: the masks (one byte per adapted input: q/k/v, o and gate/up read 4096, down
+    // 11008) and the recomputed base outputs' two more bytes (outputs 5 x 4096 + 2 x 11008).
+    let per_token = (6 * 4096 + 11008) as f64 + 2.0 * (5 * 4096 + 2 * 11008) as f64;
+    let want = 32.0 * copies + per_token * tokens;
+    assert!((diff - want).abs() / want < 0.001, "{diff} vs {want}");
 }
 
 #[test]

@@ -48,6 +48,8 @@ pub struct Trainable {
     /// peft's DoRA: each adapted layer keeps its base output (the `(m / ||W'|| - 1) *
     /// base_result` product) and its fp32 LoRA output (the `m / ||W'|| * lora_result` one).
     pub dora: bool,
+    /// The adapters' dropout is on (`lora_dropout` above 0): a one-byte mask per adapted input.
+    pub lora_dropout: bool,
 }
 
 impl Trainable {
@@ -80,12 +82,18 @@ fn linear_inputs(rg: Regime, input_bytes: f64, width: f64, modules: &[&str], t: 
     }
     for m in modules {
         if let Some(r) = t.adapted(m) {
-            // peft keeps LoRA weights in fp32 and casts the input up before lora_A (that copy is
-            // kept); lora_B keeps lora_A's fp32 output.
-            saved += 4.0 * width + 4.0 * r as f64;
+            saved += adapter_kept(t, width, r);
         }
     }
     saved
+}
+
+/// What one adapter keeps per token: peft keeps LoRA weights in fp32 and casts the input up
+/// before lora_A (that copy is kept); lora_B keeps lora_A's fp32 output. With `lora_dropout`
+/// the dropped-out copy is kept in the cast's place, and dropout keeps its bool mask
+/// (peft@5d602fd src/peft/tuners/lora/layer.py:1065 `lora_B(lora_A(dropout(x)))`).
+fn adapter_kept(t: &Trainable, width: f64, r: u64) -> f64 {
+    4.0 * width + 4.0 * r as f64 + if t.lora_dropout { width } else { 0.0 }
 }
 
 /// A norm over `width` features: bytes it keeps per token, and the bytes of its output.
@@ -127,7 +135,7 @@ pub fn block_per_token(a: &Architecture, rg: Regime, t: &Trainable) -> f64 {
 /// What peft's DoRA adds per token to a block: for each adapted linear, its base output (in
 /// the compute dtype) and its LoRA output (fp32, as the adapters are), which the products with
 /// the magnitude scale keep (peft@5d602fd src/peft/tuners/lora/dora.py:153-165; with
-/// `lora_dropout` 0 the base output is the layer's own, variants.py:96-100).
+/// `lora_dropout` 0 the base output is the layer's own, variants.py:233-237).
 fn dora_outputs(a: &Architecture, rg: Regime, t: &Trainable) -> f64 {
     let Some((_, targets)) = t.lora.as_ref().filter(|_| t.dora) else {
         return 0.0;
@@ -136,7 +144,44 @@ fn dora_outputs(a: &Architecture, rg: Regime, t: &Trainable) -> f64 {
         .into_iter()
         .filter(|m| *m != "lm_head")
         .filter_map(|m| super::memory::linear_dims(a, m))
-        .map(|(_, out)| (rg.compute + 4.0) * out as f64)
+        .map(|(_, out)| (dora_base_output(rg, t) + 4.0) * out as f64)
+        .sum()
+}
+
+/// Bytes of each element of DoRA's base output. Without dropout it is the layer's own (the
+/// compute dtype); with it peft recomputes it from the dropped-out fp32 input over a copy of
+/// the weight in that dtype, which autocast runs in 16 bit and pure 16-bit training in fp32
+/// (variants.py:233-237, dora.py:141-163).
+fn dora_base_output(rg: Regime, t: &Trainable) -> f64 {
+    if t.lora_dropout && !rg.autocast {
+        4.0
+    } else {
+        rg.compute
+    }
+}
+
+/// What DoRA with dropout keeps per block, whatever the tokens: the base matmul it recomputes
+/// runs over `weight.to(x.dtype)`, a copy of each adapted weight (dequantized first when the
+/// base is quantized) in the adapters' fp32, and backward keeps the copy the matmul read: the
+/// 16-bit cast autocast makes of it, or the fp32 copy itself without autocast (none when the
+/// weights are stored in fp32 and no autocast runs: the copy is the weight). peft@5d602fd
+/// src/peft/tuners/lora/dora.py:141-163, variants.py:233-237.
+pub fn dora_weight_copies(a: &Architecture, rg: Regime, t: &Trainable, stored: f64) -> f64 {
+    let Some((_, targets)) = t.lora.as_ref().filter(|_| t.dora && t.lora_dropout) else {
+        return 0.0;
+    };
+    let bytes = if rg.autocast {
+        rg.compute
+    } else if stored >= 4.0 {
+        0.0
+    } else {
+        4.0
+    };
+    super::memory::targeted(targets)
+        .into_iter()
+        .filter(|m| *m != "lm_head")
+        .filter_map(|m| super::memory::linear_dims(a, m))
+        .map(|(i, o)| bytes * (i * o) as f64)
         .sum()
 }
 
@@ -184,7 +229,7 @@ fn layers_per_token(a: &Architecture, rg: Regime, t: &Trainable) -> f64 {
     if !w_trains {
         // o_proj frozen: nothing more. Adapted o_proj keeps its fp32 input copy.
         if let Some(r_) = t.adapted("o_proj") {
-            total += 4.0 * qw + 4.0 * r_ as f64;
+            total += adapter_kept(t, qw, r_);
         }
     }
     if dropout {
@@ -329,7 +374,7 @@ fn attention_core(a: &Architecture, rg: Regime, t: &Trainable) -> f64 {
     total += c * (qw + kvw + vw) + c * out;
     if t.frozen_base {
         if let Some(r_) = t.adapted("o_proj") {
-            total += 4.0 * out + 4.0 * r_ as f64;
+            total += adapter_kept(t, out, r_);
         }
     }
     total
@@ -345,7 +390,7 @@ fn swiglu_core(rg: Regime, t: &Trainable, i: f64) -> f64 {
         total += c * i;
     }
     if let Some(r_) = t.adapted("down_proj") {
-        total += 4.0 * i + 4.0 * r_ as f64;
+        total += adapter_kept(t, i, r_);
     }
     total
 }
@@ -716,6 +761,7 @@ mod tests {
             lora: Some((16, vec!["q_proj".into(), "v_proj".into()])),
             quantized_input_kept: false,
             dora: false,
+            lora_dropout: false,
         };
         assert_eq!(block_per_token(ll, BF16, &lora), 75_904.0);
         // GPT-2: fp32 114h, AMP 86h.

@@ -337,6 +337,7 @@ fn terms(plan: &Plan, frozen: bool) -> Terms {
         lora: plan.lora.clone(),
         quantized_input_kept: plan.quantized_input_kept,
         dora: plan.dora,
+        lora_dropout: plan.lora_dropout,
     };
     // peft trains a copy of each module to save (ModulesToSaveWrapper), counted with the
     // adapters: fp32 like them (prepare_model_for_kbit_training upcasts a 4-bit model's
@@ -744,6 +745,15 @@ fn terms(plan: &Plan, frozen: bool) -> Terms {
     };
     let acts_full = acts_full + merged * rg.compute * a.sparse_layers() as f64;
     let merged_recompute = merged * (rg.compute + 4.0);
+    // DoRA with dropout keeps a copy of each adapted weight per block: every block's without
+    // checkpointing, the recomputed block's with it.
+    let dora_copies = if frozen {
+        0.0
+    } else {
+        activations::dora_weight_copies(a, rg, &trainable, base_weights / p.max(1.0)) / tp
+    };
+    let acts_full = acts_full + dora_copies * a.num_layers as f64;
+    let merged_recompute = merged_recompute + dora_copies;
     let (gen_weights, gen_kv, gen_working, gen_kv_full) = match &plan.generation {
         Some(g) if !frozen && a.has_lm_loss() => {
             let (kv, working, full) = generation(a, plan, g, mlp_width);

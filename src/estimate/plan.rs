@@ -777,16 +777,22 @@ pub fn plan_for(i: &Inputs) -> Result<Planned, Gap> {
             Decider::Unmodelled,
         ));
     }
-    // DoRA with dropout recomputes the base matmul on the dropped-out input, over an fp32 copy
-    // of each adapted weight that backward keeps (variants.py:96-100, dora.py:141-163): not
-    // modelled. Without dropout it reuses the layer's output, which the block counts.
+    // The adapters' dropout keeps a mask per adapted input; under DoRA it also recomputes the
+    // base matmul on the dropped-out input, and backward keeps the weight copy it ran on
+    // (variants.py:233-237, dora.py:141-163). Without dropout DoRA reuses the layer's output.
     let dora = lora.is_some() && s.bool(Concept::Dora).is_some_and(|(b, _)| b);
     if dora {
         used.push(("DoRA", Concept::Dora));
-        if s.float(Concept::LoraDropout).is_some_and(|(p, _)| p > 0.0) {
-            return Err(Gap::Unsupported(
-                "DoRA with lora_dropout above 0 (peft recomputes each adapted layer on an fp32 copy of its weight, which backward keeps)",
-            ));
+    }
+    let lora_dropout =
+        lora.is_some() && s.float(Concept::LoraDropout).is_some_and(|(p, _)| p > 0.0);
+    if lora_dropout {
+        used.push(("LoRA dropout", Concept::LoraDropout));
+        if dora && !precision.regime().autocast {
+            assumed.push(
+                "DoRA's dropout keeps fp32 copies of the adapted weights (16-bit weights with no autocast); a trainer that autocasts keeps them in 16 bit, half as much"
+                    .into(),
+            );
         }
     }
     // GaLore trains every parameter, projecting the targeted matrices' optimizer state; its
@@ -909,6 +915,7 @@ pub fn plan_for(i: &Inputs) -> Result<Planned, Gap> {
         lora_parameters,
         merged_experts,
         dora,
+        lora_dropout,
         modules_to_save,
         galore,
         load_in_4bit,

@@ -215,6 +215,10 @@ pub struct Plan {
     /// each adapted layer also keeps its base output and its LoRA output for the magnitude's
     /// gradient.
     pub dora: bool,
+    /// peft's `lora_dropout` above 0: each adapter's input goes through dropout, which keeps a
+    /// one-byte mask; under DoRA the base matmul is also recomputed on the dropped-out input,
+    /// and backward keeps the copy of each adapted weight it ran on.
+    pub lora_dropout: bool,
     /// Modules trained whole beside the adapters (peft `modules_to_save`: embeddings, LM head).
     pub modules_to_save: Vec<String>,
     /// GaLore: the rank its optimizer projects the targeted matrices' gradients to, and the
@@ -348,6 +352,7 @@ impl Plan {
             lora_parameters: Vec::new(),
             merged_experts: false,
             dora: false,
+            lora_dropout: false,
             modules_to_save: Vec::new(),
             galore: None,
             load_in_4bit: false,
