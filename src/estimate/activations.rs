@@ -91,7 +91,7 @@ fn linear_inputs(rg: Regime, input_bytes: f64, width: f64, modules: &[&str], t: 
 /// What one adapter keeps per token: peft keeps LoRA weights in fp32 and casts the input up
 /// before lora_A (that copy is kept); lora_B keeps lora_A's fp32 output. With `lora_dropout`
 /// the dropped-out copy is kept in the cast's place, and dropout keeps its bool mask
-/// (peft@5d602fd src/peft/tuners/lora/layer.py:1065 `lora_B(lora_A(dropout(x)))`).
+/// (peft@5d602fd src/peft/tuners/lora/layer.py:1063 `lora_B(lora_A(dropout(x)))`).
 fn adapter_kept(t: &Trainable, width: f64, r: u64) -> f64 {
     4.0 * width + 4.0 * r as f64 + if t.lora_dropout { width } else { 0.0 }
 }
