@@ -117,7 +117,7 @@ const NOT_RECOGNISED: &[(&str, &str)] = &[
 fn missing_by_design(rel: &str, why: &str) -> Option<&'static str> {
     MISSING_BY_DESIGN
         .iter()
-        .find(|(prefix, what, _)| rel.starts_with(prefix) && why == format!("{what} not known"))
+        .find(|(prefix, what, _)| rel.starts_with(prefix) && why == *what)
         .map(|(_, _, reason)| *reason)
 }
 
@@ -419,12 +419,16 @@ const NOT_ESTIMATED: &[(&str, &str)] = &[
     ("facebook/opt-2.7b", "OPT: no catalog entry sourced"),
 ];
 
-/// Configs that name a model the catalog knows but leave out what the estimate needs, by
-/// design of their framework: (path prefix, what is missing, why).
-// Empty since the sequence length is bounded by the model's context: torchtune's
-// `tokenizer.max_seq_len: null` and LitGPT pretrain's unset `train.max_seq_length` now get a
-// bounded estimate, not none.
-const MISSING_BY_DESIGN: &[(&str, &str, &str)] = &[];
+/// Configs that name a model the catalog knows but that the estimator has no recipe for, by
+/// what they run: (path prefix, the reason the estimator gives, why that is right).
+// Empty of missing inputs since the sequence length is bounded by the model's context:
+// torchtune's `tokenizer.max_seq_len: null` and LitGPT pretrain's unset `train.max_seq_length`
+// now get a bounded estimate, not none.
+const MISSING_BY_DESIGN: &[(&str, &str, &str)] = &[(
+    "axolotl-ai-cloud__axolotl/examples/ebft/",
+    "no recipe for online RL on sampled completions whose sampling settings hwlint does not read for this framework",
+    "`rl: ebft` samples completions online (axolotl@067b021c8 core/builders/rl.py:54-69) with settings under `trl:`; read as plain SFT before, it got HW102/HW103 findings on a step it does not run",
+)];
 
 /// Of the corpus configs that name a model, the share that get a memory estimate on the default
 /// target (an exact one or a bounded one), and the reason for each of the others.
@@ -531,7 +535,7 @@ fn corpus_configs_that_name_a_model_get_an_estimate() {
         .filter(|(prefix, what, _)| {
             !missing
                 .iter()
-                .any(|(rel, _, why)| rel.starts_with(prefix) && *why == format!("{what} not known"))
+                .any(|(rel, _, why)| rel.starts_with(prefix) && why == what)
         })
         .map(|(prefix, _, _)| *prefix)
         .collect();

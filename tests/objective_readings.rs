@@ -266,3 +266,44 @@ fn trl_grpo_under_zero3_gathers_the_whole_model_to_sample() {
     assert!(added < whole && added > 0.9 * whole, "{added} of {whole}");
     assert_eq!(g.peak_at, hwlint::estimate::memory::GENERATING);
 }
+
+/// axolotl's `rl:` picks TRL's preference trainers: pairs run together over `sequence_len`,
+/// DPO with a LoRA adapter runs the reference as the policy with its adapters disabled (no copy,
+/// a forward), and the loss keeps TRL's row-wise log-softmax. Before, these read as plain SFT.
+#[test]
+fn axolotl_dpo_with_an_adapter_runs_pairs_and_a_reference_forward_without_a_copy() {
+    let got = planned("axolotl-dpo-lora.yaml");
+    let p = &got.plan;
+    assert_eq!((p.batch, p.sequences, p.seq_len), (2, 2, 2048));
+    assert!(p.reference_forward && !p.reference_model && p.logprob_loss);
+    assert!(got.bounded.is_empty(), "{:?}", got.bounded);
+    let e = estimate(p);
+    assert_eq!(e.peak_at, "the reference model's forward");
+    assert!(gib(p) > gib(&as_sft(p)));
+}
+
+#[test]
+fn axolotl_orpo_runs_pairs_without_a_reference() {
+    let p = planned("axolotl-orpo.yaml").plan;
+    assert_eq!(p.sequences, 2);
+    assert!(!p.reference_model && !p.reference_forward && p.logprob_loss);
+}
+
+/// A full SimPO fine-tune: axolotl loads a reference copy though CPOTrainer never runs it; the
+/// copy's bf16 weights are counted (and its forward, the upper side).
+#[test]
+fn axolotl_simpo_full_fine_tune_counts_the_loaded_copy() {
+    let p = planned("axolotl-simpo-full.yaml").plan;
+    assert_eq!(p.sequences, 2);
+    assert!(p.reference_model);
+    let mut no_copy = p.clone();
+    no_copy.reference_model = false;
+    let copy = estimate(&p).weights_bytes - estimate(&no_copy).weights_bytes;
+    assert_eq!(copy, 2.0 * estimate(&p).params as f64);
+}
+
+#[test]
+fn axolotl_online_rl_is_not_estimated_and_says_why() {
+    let why = support::unsupported(DIR, "axolotl-gdpo.yaml");
+    assert!(why.contains("online RL"), "{why}");
+}

@@ -937,7 +937,7 @@ pub fn plan_for(i: &Inputs) -> Result<Planned, Gap> {
         logprob_loss: i.semantics.row_log_softmax_loss
             && matches!(
                 objective,
-                Objective::Preference | Objective::Kto | Objective::Grpo
+                Objective::Preference | Objective::Paired | Objective::Kto | Objective::Grpo
             ),
         value_head: objective == Objective::RewardValueHead,
         logits_tokens,
@@ -1311,6 +1311,11 @@ impl Objective {
             "ppo" => {
                 return Err(Gap::Unsupported(
                     "PPO (policy, value, reward and reference models in one run)",
+                ))
+            }
+            "online-rl" => {
+                return Err(Gap::Unsupported(
+                    "online RL on sampled completions whose sampling settings hwlint does not read for this framework",
                 ))
             }
             _ => return Err(Gap::Unsupported("this training objective")),
