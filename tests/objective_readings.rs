@@ -307,3 +307,11 @@ fn axolotl_online_rl_is_not_estimated_and_says_why() {
     let why = support::unsupported(DIR, "axolotl-gdpo.yaml");
     assert!(why.contains("online RL"), "{why}");
 }
+
+/// TRL's PPO trains a value model beside the policy and holds a reward model and a reference:
+/// not estimated, and not read as plain SFT.
+#[test]
+fn trl_ppo_is_not_estimated_and_says_why() {
+    let why = support::unsupported(DIR, "trl-ppo.yaml");
+    assert!(why.contains("PPO"), "{why}");
+}
