@@ -649,6 +649,23 @@ fn axolotl_8bit_with_default_bf16_loads_bf16() {
     assert!(diff.is_empty(), "\n{}", diff.join("\n"));
 }
 
+/// torchtitan's float8 converter runs torchao's Float8Linear, which saves the bf16 input and
+/// weight for backward and casts again there (pytorch/ao@36027d8 torchao/float8/
+/// float8_linear.py:45): the step keeps bf16's, and the plan says so.
+#[test]
+fn float8_matmuls_keep_what_bf16_ones_keep() {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("fixtures/rules/HW404/hopper/clean-torchtitan-float8.toml");
+    let got = support::plan_at(&path, Some(8)).unwrap();
+    assert!(
+        got.assumed
+            .iter()
+            .any(|a| a.starts_with("FP8 matmuls keep what bf16 ones keep")),
+        "{:?}",
+        got.assumed
+    );
+}
+
 // ---- `hwlint estimate FILE --target h100-sxm --gpus 1`, one snapshot per fixture -------------
 
 fn estimate_output(rel: &str) -> String {

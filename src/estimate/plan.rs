@@ -578,11 +578,17 @@ pub fn plan_for(i: &Inputs) -> Result<Planned, Gap> {
     };
     // A converter's FP8/MX matmuls keep low-precision casts hwlint has no recipe for: said, not
     // hidden behind a confident figure.
+    // torchao's float8 and MX linears save their high-precision input and weight for backward
+    // and cast both again there (pytorch/ao@36027d8 torchao/float8/float8_linear.py:45,
+    // torchao/prototype/moe_training/mxfp8_linear.py:108; its grouped MoE matmuls save the
+    // padded high-precision input, fp8_grouped_mm.py:155, mxfp8_grouped_mm.py:223): what a step
+    // keeps is the higher precision's, and each cast lives for one matmul.
     if let Some((formats, _)) = s.str(Concept::LowPrecisionMatmuls) {
         assumed.push(format!(
-            "{} matmuls counted as {} ones: hwlint has no recipe for the low-precision casts they keep",
+            "{} matmuls keep what {} ones keep (torchao saves their high-precision inputs and casts again in backward); the 8- or 4-bit copy each matmul makes while it runs is not counted",
             formats.replace(',', " and ").to_ascii_uppercase(),
-            precision.as_str()
+            // `bf16-true` / `bf16-mixed`: the dtype the matmuls would otherwise run in.
+            precision.as_str().split('-').next().unwrap_or_default()
         ));
     }
     // DeepSpeed keeps 16-bit module weights and gives the optimizer an fp32 master copy.
