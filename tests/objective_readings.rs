@@ -302,10 +302,48 @@ fn axolotl_simpo_full_fine_tune_counts_the_loaded_copy() {
     assert_eq!(copy, 2.0 * estimate(&p).params as f64);
 }
 
+/// axolotl's GDPO is TRL's GRPO under `trl:`: the prompt runs whole (bounded by the context),
+/// the completion is `trl.max_completion_length`, and `model.generate` samples the 8
+/// accumulated micro-batches at once in the training process.
 #[test]
-fn axolotl_online_rl_is_not_estimated_and_says_why() {
-    let why = support::unsupported(DIR, "axolotl-gdpo.yaml");
-    assert!(why.contains("online RL"), "{why}");
+fn axolotl_gdpo_samples_in_the_training_process_with_an_unbounded_prompt() {
+    let got = planned("axolotl-gdpo.yaml");
+    let p = &got.plan;
+    assert_eq!(p.logits_tokens, Some(128));
+    assert!(p.reference_model, "a full fine-tune loads a reference copy");
+    let g = p
+        .generation
+        .expect("model.generate in the training process");
+    assert_eq!((g.rows(p.batch), g.completion), (8, 128));
+    // Llama-3.2-1B's context of 131072 tokens, less the completion.
+    assert_eq!(g.prompt, 131072 - 128);
+    assert!(got.bounded.iter().any(|b| b.what.contains("prompt length")));
+    let lower = got.lower.as_ref().expect("the prompt is bounded");
+    assert_eq!(lower.generation.unwrap().prompt, 0);
+}
+
+/// With `trl.use_vllm` and no mode, the TRL axolotl pins colocates vLLM with 0.3 of the GPU.
+#[test]
+fn axolotl_grpo_with_vllm_colocates_it_by_default() {
+    let path = support::fixture(DIR, "axolotl-grpo-vllm.yaml");
+    let got = support::plan_at(&path, Some(1)).unwrap();
+    assert!(got.plan.generation.is_none());
+    let run = support::hwlint_json(&[
+        "check",
+        "--show-settings",
+        "--output-format",
+        "json",
+        path.to_str().unwrap(),
+    ])["files"][0]["runs"][0]
+        .clone();
+    let share = run["settings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["concept"] == "colocated_share")
+        .unwrap_or_else(|| panic!("no colocated_share in {run}"))
+        .clone();
+    assert_eq!(share["value"], 0.3);
 }
 
 /// TRL's PPO trains a value model beside the policy and holds a reward model and a reference:
