@@ -894,19 +894,19 @@ pub fn plan_for(i: &Inputs) -> Result<Planned, Gap> {
             .is_some_and(|(b, _)| b)
     };
     let deepspeed_zero3 = zero_stage >= 3 && fsdp != Some(true);
-    let (generation, generation_rows_lower) = match grpo_tokens {
-        Some((prompt, completion)) => sampling(
+    let sampled = grpo_tokens.map_or_else(Sampling::default, |tokens| {
+        sampling(
             i,
             batch.max(1) as u64,
-            (prompt, completion),
+            tokens,
             checkpointing != Checkpointing::None,
             deepspeed_zero3,
-            &mut assumed,
-            &mut bounded,
-            &mut used,
-        ),
-        None => (None, None),
-    };
+        )
+    });
+    assumed.extend(sampled.assumed);
+    bounded.extend(sampled.bound);
+    used.extend(sampled.used);
+    let (generation, generation_rows_lower) = (sampled.generation, sampled.rows_lower);
     let plan = Plan {
         model: name.to_string(),
         arch,
@@ -1073,21 +1073,28 @@ pub fn plan_for(i: &Inputs) -> Result<Planned, Gap> {
     })
 }
 
-/// What an RL trainer's sampling between updates holds on the training GPUs, and the rows it
-/// samples at the low end when the file leaves them to the number of GPUs. vLLM samples
+/// What an RL trainer's sampling between updates holds on the training GPUs, read by
+/// [`sampling`], with what the plan says of it.
+#[derive(Default)]
+struct Sampling {
+    generation: Option<super::step::Generation>,
+    /// The rows sampled at once at the low end, when the file leaves them to the GPU count.
+    rows_lower: Option<u64>,
+    assumed: Option<String>,
+    bound: Option<Bound>,
+    used: Vec<(&'static str, Concept)>,
+}
+
+/// What an RL trainer's sampling between updates holds on the training GPUs. vLLM samples
 /// elsewhere or in the colocated share HW101 already takes off the card; transformers'
 /// `model.generate` runs in the training process (TRL: grpo_trainer.py:1852-1863 at v1.9.0).
-#[allow(clippy::too_many_arguments)]
 fn sampling(
     i: &Inputs,
     batch: u64,
     (prompt, completion): (u64, u64),
     checkpointed: bool,
     deepspeed_zero3: bool,
-    assumed: &mut Vec<String>,
-    bounded: &mut Vec<Bound>,
-    used: &mut Vec<(&'static str, Concept)>,
-) -> (Option<super::step::Generation>, Option<u64>) {
+) -> Sampling {
     let s = i.setup;
     let int = |c: Concept| {
         s.int(c)
@@ -1095,46 +1102,48 @@ fn sampling(
             .map(|(n, _)| n.max(1) as u64)
     };
     let yes = |c: Concept| s.bool(c).map(|(b, _)| b);
+    let not_counted = |why: &str| {
+        Sampling {
+        assumed: Some(format!(
+            "the sampling between updates is not counted ({why}): the figures are the training step's"
+        )),
+        ..Sampling::default()
+    }
+    };
     match s.str(Concept::Generator).map(|(g, _)| g) {
         Some("generate") => {}
-        Some("vllm") => return (None, None),
+        Some("vllm") => return Sampling::default(),
         Some("paged") => {
-            assumed.push(
-                "the sampling between updates is not counted: transformers' continuous batching sizes its paged cache itself; the figures are the training step's"
-                    .into(),
-            );
-            return (None, None);
+            return not_counted("transformers' continuous batching sizes its paged cache itself")
         }
-        _ => {
-            assumed.push(
-                "the sampling between updates is not counted (what generates the completions is not read): the figures are the training step's"
-                    .into(),
-            );
-            return (None, None);
-        }
+        _ => return not_counted("what generates the completions is not read"),
     }
-    used.push(("sampled by", Concept::Generator));
+    let mut out = Sampling {
+        used: vec![("sampled by", Concept::Generator)],
+        ..Sampling::default()
+    };
     // The rows sampled at once on each GPU: the micro-batches one generation serves (TRL
     // `steps_per_generation`), or `generation_batch_size` over the GPUs, or by default the
     // accumulation steps' micro-batches; before `steps_per_generation` existed, each
     // micro-batch's own.
-    let mut lower = None;
     let (rows, steps) = if yes(Concept::GenerationPerMicroBatch) == Some(true) {
         (None, 1)
     } else if let Some(steps) = int(Concept::StepsPerGeneration) {
-        used.push(("steps per generation", Concept::StepsPerGeneration));
+        out.used
+            .push(("steps per generation", Concept::StepsPerGeneration));
         (None, steps)
     } else if let Some(global) = int(Concept::GenerationBatch) {
-        used.push(("generation batch", Concept::GenerationBatch));
+        out.used
+            .push(("generation batch", Concept::GenerationBatch));
         match i.data_parallel {
             Some(dp) if dp > 0 => (Some(global.div_ceil(dp as u64)), 1),
             _ => {
                 if global > batch {
-                    bounded.push(Bound::new(
+                    out.bound = Some(Bound::new(
                         format!("the generation batch {global} split over any number of GPUs"),
                         Decider::Gpus,
                     ));
-                    lower = Some(batch);
+                    out.rows_lower = Some(batch);
                 }
                 (Some(global), 1)
             }
@@ -1151,19 +1160,18 @@ fn sampling(
     let cache = !checkpointed || yes(Concept::GenerationKeepsCache) != Some(false);
     let whole_model = deepspeed_zero3 && yes(Concept::GenerationGathersWhole) == Some(true);
     if whole_model {
-        used.push(("gathered to generate", Concept::GenerationGathersWhole));
+        out.used
+            .push(("gathered to generate", Concept::GenerationGathersWhole));
     }
-    (
-        Some(super::step::Generation {
-            prompt,
-            completion,
-            rows,
-            steps,
-            cache,
-            whole_model,
-        }),
-        lower,
-    )
+    out.generation = Some(super::step::Generation {
+        prompt,
+        completion,
+        rows,
+        steps,
+        cache,
+        whole_model,
+    });
+    out
 }
 
 /// The modules a peft regex target (`model.layers.[\d]+.(mlp|self_attn).(up|down|q)_proj`)
