@@ -85,8 +85,9 @@ pub fn render_estimate(r: &EstimateReport) -> String {
     }
     if let (Some(g), true) = (&p.generation, e.generation_bytes > 0.0) {
         out.push_str(&format!(
-            "  (sampling completions between updates: {} sequences of {} + {} tokens at once with `model.generate`, {}; {:.1} GiB allocated then{})\n",
+            "  (sampling completions between updates: {} sequence{} of {} + {} tokens at once with `model.generate`, {}; {:.1} GiB allocated then{})\n",
             g.rows(p.batch),
+            if g.rows(p.batch) == 1 { "" } else { "s" },
             g.prompt,
             g.completion,
             if g.cache {

@@ -248,8 +248,9 @@ pub(crate) fn check(ctx: &Context) -> Vec<Violation> {
 fn sampling_phrase(plan: &Plan) -> String {
     plan.generation.map_or_else(String::new, |g| {
         format!(
-            "{} sequences of {} + {} tokens at once with `model.generate` in the training process",
+            "{} sequence{} of {} + {} tokens at once with `model.generate` in the training process",
             g.rows(plan.batch),
+            if g.rows(plan.batch) == 1 { "" } else { "s" },
             g.prompt,
             g.completion
         )

@@ -8,7 +8,9 @@
 //! message quotes the target's own ratio. Mixed precision also halves activation memory.
 //!
 //! Fires on an explicit fp32 setting (`precision: 32-true`, `bf16: false` in TRL) and on a
-//! framework default only where the dialect marks it relevant.
+//! framework default only where the dialect marks it relevant; not when the weights are loaded
+//! in 16 bit (`torch_dtype: float16`) or in the checkpoint's own dtype (`auto`), whose matmuls
+//! do not run in fp32.
 //!
 //! ## Example
 //! ```yaml
@@ -38,6 +40,17 @@ pub(crate) fn check(ctx: &Context) -> Vec<Violation> {
         return vec![];
     }
     if ctx.target.gpu.cc() < (7, 0) {
+        return vec![];
+    }
+    // Weights loaded in 16 bit (`torch_dtype: float16`) run their matmuls in 16 bit without
+    // any mixed-precision switch; `auto` loads whatever the checkpoint holds. Either way the
+    // run is not known to train in fp32.
+    if ctx
+        .setup
+        .str(Concept::WeightDtype)
+        .is_some_and(|(d, _)| d != "fp32")
+        || ctx.setup.is_unknown(Concept::WeightDtype)
+    {
         return vec![];
     }
     let best = best_mixed(ctx);
