@@ -481,24 +481,21 @@ pub fn runs_of<'a>(
     let mut out = Vec::new();
     for (index, found) in detected.into_iter().enumerate() {
         let front = &doc.roots[index];
-        let run = match found {
+        let mut run = match found {
             Some((d, view)) => {
                 let mut run = launch::assemble(dialects, d, view, front, doc.format, path, text);
                 dialect::version::apply(&mut run.setup, run.dialect, path);
-                run.setup.bitsandbytes = Some(dialect::version::bitsandbytes_at(path));
                 run
             }
             None if doc.format == Format::Shell => {
                 match launch::script_run(dialects, front, path, text) {
-                    Some(mut run) => {
-                        run.setup.bitsandbytes = Some(dialect::version::bitsandbytes_at(path));
-                        run
-                    }
+                    Some(run) => run,
                     None => continue,
                 }
             }
             None => continue,
         };
+        run.setup.bitsandbytes = Some(dialect::version::bitsandbytes_at(path));
         out.push((index, run));
     }
     out

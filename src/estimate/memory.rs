@@ -42,14 +42,13 @@ pub struct MemoryEstimate {
     pub paged_bytes: f64,
     /// Loading a quantized base: the quantized weights plus one block still in 16 bit.
     pub loading_bytes: f64,
-    /// An RL trainer's sampling in the training process (0 when it samples elsewhere): what
-    /// is allocated at its largest instant, its whole KV cache, and the part of that instant
-    /// that is transient (the cache grows token by token and fragments like activations do).
-    pub generation_bytes: f64,
-    /// The weights then: more than the step's when ZeRO-3 gathers the whole model.
-    pub generation_weights_bytes: f64,
+    /// An RL trainer sampling in the training process (none when it samples elsewhere): what
+    /// is allocated at the sampling's largest instant, by kind. Its weights are more than the
+    /// step's when ZeRO-3 gathers the whole model; its KV cache and working set are transient
+    /// (the cache grows token by token and fragments as activations do).
+    pub generating: Option<AtPeak>,
+    /// The sampling's whole KV cache, once every completion token is in it.
     pub generation_kv_bytes: f64,
-    pub generation_transient_bytes: f64,
     /// Activation checkpointing is in effect (the allocator fragments differently).
     pub checkpointed: bool,
 }
@@ -100,6 +99,12 @@ impl AtPeak {
 }
 
 impl MemoryEstimate {
+    /// Allocated at the largest instant of the sampling between updates (0 when none runs in
+    /// the training process).
+    pub fn generation_bytes(&self) -> f64 {
+        self.generating.map_or(0.0, |g| g.total())
+    }
+
     /// The terms as (name, bytes), largest first: each kind at its own largest over the step,
     /// named as [`AtPeak`] names them.
     pub fn breakdown(&self) -> Vec<(&'static str, f64)> {
@@ -1034,20 +1039,15 @@ fn combine(t: &Terms, checkpointed: bool) -> MemoryEstimate {
     } else {
         (fb_at, fb_terms)
     };
-    let generating = AtPeak {
+    let generating = (t.gen_kv + t.gen_working > 0.0).then_some(AtPeak {
         weights: t.gen_weights,
         optimizer: t.moments,
         kv_cache: t.gen_kv,
         temporary: t.gen_working,
         ..AtPeak::default()
-    };
-    let generation_bytes = if t.gen_kv + t.gen_working > 0.0 {
-        generating.total()
-    } else {
-        0.0
-    };
-    if generation_bytes > peak.1.total() {
-        peak = (GENERATING, generating);
+    });
+    if let Some(g) = generating.filter(|g| g.total() > peak.1.total()) {
+        peak = (GENERATING, g);
     }
     if t.loading > peak.1.total() {
         peak = (
@@ -1079,18 +1079,8 @@ fn combine(t: &Terms, checkpointed: bool) -> MemoryEstimate {
         step_bytes: step,
         paged_bytes: t.paged,
         loading_bytes: t.loading,
-        generation_bytes,
-        generation_weights_bytes: if generation_bytes > 0.0 {
-            t.gen_weights
-        } else {
-            0.0
-        },
+        generating,
         generation_kv_bytes: t.gen_kv_full,
-        generation_transient_bytes: if generation_bytes > 0.0 {
-            t.gen_kv + t.gen_working
-        } else {
-            0.0
-        },
         checkpointed,
     }
 }
@@ -1157,13 +1147,13 @@ mod tests {
         // The MLP's three 5632-wide tensors of every token, in bf16.
         let working = (32_u64 * 2048 * 3 * 5632 * 2) as f64;
         assert!(
-            rerun.generation_bytes - cached.generation_bytes > working - kv,
+            rerun.generation_bytes() - cached.generation_bytes() > working - kv,
             "{} vs {}",
-            rerun.generation_bytes,
-            cached.generation_bytes
+            rerun.generation_bytes(),
+            cached.generation_bytes()
         );
         // Without sampling in the process there is no such instant.
-        assert_eq!(estimate(&base).generation_bytes, 0.0);
+        assert_eq!(estimate(&base).generation_bytes(), 0.0);
     }
 
     /// torchtune's `optimizer_in_bwd` steps and frees each gradient inside backward: no full

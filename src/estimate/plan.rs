@@ -246,8 +246,14 @@ pub struct Planned {
     pub sharding: Sharding,
 }
 
-/// Reads the plan a config describes. Inputs the file lacks come from the dialect's defaults
-/// (already in the setup); options the estimator does not model are bounded, not guessed.
+/// The names of a comma-separated setting (`q_proj, v_proj`), an empty entry skipped.
+fn names(list: &str) -> Vec<String> {
+    list.split(',')
+        .map(|x| x.trim().to_string())
+        .filter(|x| !x.is_empty())
+        .collect()
+}
+
 /// A comma-separated list of names beside the adapters (`modules_to_save`,
 /// `target_parameters`), read only when the run trains LoRA.
 fn adapter_names(
@@ -261,11 +267,7 @@ fn adapter_names(
         return Vec::new();
     };
     used.push((label, concept));
-    names
-        .split(',')
-        .map(|x| x.trim().to_string())
-        .filter(|x| !x.is_empty())
-        .collect()
+    self::names(names)
 }
 
 /// Whether the quantized base's matmuls keep their input for backward: bitsandbytes' 8-bit
@@ -293,6 +295,8 @@ fn quantized_input_kept(
     }
 }
 
+/// Reads the plan a config describes. Inputs the file lacks come from the dialect's defaults
+/// (already in the setup); options the estimator does not model are bounded, not guessed.
 pub fn plan_for(i: &Inputs) -> Result<Planned, Gap> {
     let s = i.setup;
     let linked = i.linked;
@@ -748,7 +752,7 @@ pub fn plan_for(i: &Inputs) -> Result<Planned, Gap> {
             used.push(("lora", Concept::LoraR));
             let targets: Vec<String> = match s.str(Concept::LoraTargets) {
                 Some((t, _)) if t.contains('(') => lora_pattern_modules(t),
-                Some((t, _)) => t.split(',').map(|x| x.trim().to_string()).collect(),
+                Some((t, _)) => names(t),
                 None => {
                     assumed.push("LoRA on q_proj, v_proj (peft's default)".into());
                     vec!["q_proj".into(), "v_proj".into()]
@@ -808,9 +812,7 @@ pub fn plan_for(i: &Inputs) -> Result<Planned, Gap> {
             used.push(("GaLore", Concept::GaloreRank));
             let targets = s
                 .str(Concept::GaloreTargets)
-                .map_or(vec!["all".to_string()], |(t, _)| {
-                    t.split(',').map(|x| x.trim().to_string()).collect()
-                });
+                .map_or(vec!["all".to_string()], |(t, _)| names(t));
             Some((r as u64, targets))
         }
         _ => None,

@@ -64,7 +64,9 @@ pub fn need_with(est: &MemoryEstimate, a: &Allocator) -> f64 {
         .max(est.loading_bytes)
         // Sampling in the training process follows a step whose blocks the allocator still
         // holds; its cache grows token by token, fragmenting as activations do.
-        .max(est.generation_bytes + a.transient * est.generation_transient_bytes)
+        .max(est.generating.map_or(0.0, |g| {
+            g.total() + a.transient * (g.kv_cache + g.temporary)
+        }))
         + a.overhead_bytes
 }
 

@@ -64,7 +64,7 @@ pub fn render_estimate(r: &EstimateReport) -> String {
         ("activations", e.activations_bytes),
         ("logits", e.logits_bytes),
     ];
-    if e.generation_bytes > 0.0 {
+    if e.generating.is_some() {
         terms.push(("KV cache", e.generation_kv_bytes));
     }
     terms.push(("temporary", e.temporary_bytes));
@@ -83,7 +83,7 @@ pub fn render_estimate(r: &EstimateReport) -> String {
             gib(e.paged_bytes)
         ));
     }
-    if let (Some(g), true) = (&p.generation, e.generation_bytes > 0.0) {
+    if let (Some(g), Some(at)) = (&p.generation, e.generating) {
         out.push_str(&format!(
             "  (sampling completions between updates: {} sequence{} of {} + {} tokens at once with `model.generate`, {}; {:.1} GiB allocated then{})\n",
             g.rows(p.batch),
@@ -95,11 +95,11 @@ pub fn render_estimate(r: &EstimateReport) -> String {
             } else {
                 "re-running the sequence for each token (no KV cache under checkpointing)"
             },
-            gib(e.generation_bytes),
+            gib(at.total()),
             if g.whole_model {
                 format!(
                     ", with {:.1} GiB of weights: ZeRO-3 gathers the whole model to generate",
-                    gib(e.generation_weights_bytes)
+                    gib(at.weights)
                 )
             } else {
                 String::new()
@@ -228,8 +228,8 @@ pub fn render_estimate_json(r: &EstimateReport) -> String {
         "logits_bytes": e.logits_bytes,
         "temporary_bytes": e.temporary_bytes,
         "paged_optimizer_bytes": e.paged_bytes,
-        "generation_peak_allocated_bytes": e.generation_bytes,
-        "generation_weights_bytes": e.generation_weights_bytes,
+        "generation_peak_allocated_bytes": e.generation_bytes(),
+        "generation_weights_bytes": e.generating.map_or(0.0, |g| g.weights),
         "kv_cache_bytes": e.generation_kv_bytes,
         "need_bytes": r.need_bytes,
         "least_peak_allocated_bytes": r.least.as_ref().map(|l| l.peak_bytes),

@@ -325,10 +325,8 @@ mod tests {
             step_bytes: 0.0,
             paged_bytes: 0.0,
             loading_bytes: 0.0,
-            generation_bytes: 0.0,
-            generation_weights_bytes: 0.0,
+            generating: None,
             generation_kv_bytes: 0.0,
-            generation_transient_bytes: 0.0,
             checkpointed: false,
         }
     }
