@@ -534,7 +534,9 @@ fn terms(plan: &Plan, frozen: bool) -> Terms {
         0.0
     };
     let in_flight = (gpu_block.max(head_unit) + gpu_block) * gathered;
-    let unsharded_weights = weights;
+    // What DeepSpeed gathers to generate: the policy's parameters (`model.parameters()`), not
+    // the reference's, which stays as it is.
+    let policy_weights = weights - if plan.reference_model { p * rg.residual / pp } else { 0.0 };
     let weights = if plan.fp32_reduce {
         // FSDP2 mixed precision: the parameters are the fp32 shards (counted with the optimizer
         // state as its master copy); 16-bit copies exist only for the units in flight, on one
@@ -764,7 +766,7 @@ fn terms(plan: &Plan, frozen: bool) -> Terms {
             let (kv, working, full) = generation(a, plan, g, mlp_width);
             // DeepSpeed's GatheredParameters holds every parameter whole, beside the shards.
             let whole = if g.whole_model && plan.zero_stage >= 3 && !plan.fp32_reduce {
-                weights - in_flight / tp + unsharded_weights / tp
+                weights - in_flight / tp + policy_weights / tp
             } else {
                 weights
             };

@@ -261,11 +261,17 @@ fn sampling_phrase(plan: &Plan) -> String {
 /// at once, keep the ZeRO-3 shards while sampling, or sample with vLLM.
 fn sampling_ways(ctx: &Context, plan: &Plan) -> Vec<String> {
     use crate::dialect::Concept;
+    // A key the user writes the value of (no `map`), or one whose map yields `canonical`: a
+    // key that only implies the setting (axolotl's `rl: grpo` implies TRL's gather) is no
+    // switch to name.
     let key = |c: Concept, canonical: Option<&str>| {
         ctx.dialect.settings.get(&c).and_then(|spec| {
             spec.from
                 .iter()
-                .find(|s| canonical.is_none_or(|v| s.maps_to(v)))
+                .find(|s| match canonical {
+                    Some(v) => s.maps_to(v),
+                    None => s.map.is_none(),
+                })
                 .map(|s| s.key.clone())
         })
     };
