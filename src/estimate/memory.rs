@@ -536,7 +536,12 @@ fn terms(plan: &Plan, frozen: bool) -> Terms {
     let in_flight = (gpu_block.max(head_unit) + gpu_block) * gathered;
     // What DeepSpeed gathers to generate: the policy's parameters (`model.parameters()`), not
     // the reference's, which stays as it is.
-    let policy_weights = weights - if plan.reference_model { p * rg.residual / pp } else { 0.0 };
+    let policy_weights = weights
+        - if plan.reference_model {
+            p * rg.residual / pp
+        } else {
+            0.0
+        };
     let weights = if plan.fp32_reduce {
         // FSDP2 mixed precision: the parameters are the fp32 shards (counted with the optimizer
         // state as its master copy); 16-bit copies exist only for the units in flight, on one
