@@ -284,6 +284,46 @@ fn axolotl_dpo_with_an_adapter_runs_pairs_and_a_reference_forward_without_a_copy
     assert!(gib(p) > gib(&as_sft(p)));
 }
 
+/// `rl_adapter_ref_model: true` loads the reference as its own copy under the adapter: its
+/// 16-bit weights are counted beside the 4-bit policy, and `assumed` says they are the upper
+/// side.
+#[test]
+fn axolotl_dpo_with_a_reference_copy_under_an_adapter_counts_the_copy() {
+    let got = planned("axolotl-dpo-qlora-ref-copy.yaml");
+    let p = &got.plan;
+    assert_eq!((p.batch, p.sequences), (2, 2));
+    assert!(p.reference_model && p.reference_forward && p.load_in_4bit);
+    assert!(got.bounded.is_empty(), "{:?}", got.bounded);
+    assert!(
+        got.assumed
+            .iter()
+            .any(|a| a.contains("reference") && a.contains("16 bit")),
+        "{:?}",
+        got.assumed
+    );
+    // The copy is Llama-3-8B's 8.03e9 weights at 2 bytes: 15.0 GiB over the same run without it.
+    let mut without = p.clone();
+    without.reference_model = false;
+    let copy = estimate(p).weights_bytes - estimate(&without).weights_bytes;
+    let expected = 8.03e9 * 2.0;
+    assert!(
+        (copy / expected - 1.0).abs() < 0.01,
+        "{copy} bytes of reference"
+    );
+}
+
+/// LLaMA-Factory's `ref_model` under LoRA loads the named model as the reference.
+#[test]
+fn llama_factory_dpo_lora_with_ref_model_counts_the_copy() {
+    let with = planned("llama-factory-dpo-lora-ref-model.yaml").plan;
+    let without = planned("llama-factory-dpo-lora.yaml").plan;
+    assert!(with.reference_model && with.reference_forward);
+    assert!(!without.reference_model);
+    // Qwen3-4B's 4.02e9 weights in bf16.
+    let copy = estimate(&with).weights_bytes - estimate(&without).weights_bytes;
+    assert!((copy / (4.02e9 * 2.0) - 1.0).abs() < 0.01, "{copy}");
+}
+
 #[test]
 fn axolotl_orpo_runs_pairs_without_a_reference() {
     let p = planned("axolotl-orpo.yaml").plan;

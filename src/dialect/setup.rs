@@ -123,6 +123,10 @@ pub enum Concept {
     /// A frozen reference copy of the model sits next to the trained one (TRL's DPO and KTO;
     /// ORPO and SimPO use none): true when the run may load one.
     ReferenceModel,
+    /// The reference is its own loaded copy of the model even under an adapter (axolotl's
+    /// `rl_adapter_ref_model`, LLaMA-Factory's `ref_model`); without it an adapter run's
+    /// reference is the policy with its adapters disabled.
+    ReferenceCopy,
     /// MoE experts run on the CPU (LLaMA-Factory's KTransformers backend, `use_kt`).
     CpuExperts,
     /// Path of a DeepSpeed JSON the run uses (HF Trainer / TRL / axolotl `deepspeed:`).
@@ -218,6 +222,7 @@ impl Concept {
             | FsdpOrigParams
             | FsdpParams16
             | ReferenceModel
+            | ReferenceCopy
             | OffloadOptimizer
             | OffloadParams
             | MemPreallocate

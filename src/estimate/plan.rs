@@ -884,7 +884,22 @@ pub fn plan_for(i: &Inputs) -> Result<Planned, Gap> {
     // forward runs in the step of paired preference and KTO training (GRPO's runs while the
     // completions are scored, between steps).
     let reference = s.bool(Concept::ReferenceModel).is_some_and(|(b, _)| b);
-    let may_have_reference = lora_r.is_none() && reference;
+    let reference_copy = s.bool(Concept::ReferenceCopy).is_some_and(|(b, _)| b);
+    let may_have_reference = reference && (lora_r.is_none() || reference_copy);
+    if reference {
+        used.push(("reference", Concept::ReferenceModel));
+    }
+    if may_have_reference && lora_r.is_some() {
+        used.push(("reference copy", Concept::ReferenceCopy));
+    }
+    if may_have_reference
+        && lora_r.is_some()
+        && (load_in_4bit || load_in_8bit || prequantized.is_some())
+    {
+        assumed.push(
+            "the reference, its own copy of the model, is counted unquantized at 16 bit per weight: the upper side where it loads quantized like the policy".to_string(),
+        );
+    }
     let reference_forward = reference
         && matches!(
             objective,
