@@ -424,11 +424,18 @@ const NOT_ESTIMATED: &[(&str, &str)] = &[
 // Empty of missing inputs since the sequence length is bounded by the model's context:
 // torchtune's `tokenizer.max_seq_len: null` and LitGPT pretrain's unset `train.max_seq_length`
 // now get a bounded estimate, not none.
-const MISSING_BY_DESIGN: &[(&str, &str, &str)] = &[(
-    "axolotl-ai-cloud__axolotl/examples/ebft/",
-    "no recipe for online RL on sampled completions whose sampling settings hwlint does not read for this framework",
-    "`rl: ebft` samples completions online (axolotl@067b021c8 core/builders/rl.py:54-69) with settings under `trl:`; read as plain SFT before, it got HW102/HW103 findings on a step it does not run",
-)];
+const MISSING_BY_DESIGN: &[(&str, &str, &str)] = &[
+    (
+        "volcengine__verl/",
+        "no recipe for RL whose actor update, reference, critic and rollout engine take turns on the same GPUs (their phases are not added up)",
+        "verl's PPO loop (ray_trainer.py `fit`) puts the rollout engine, the reference, the critic and the actor's update on the same GPUs in turns, moving states on and off them (fsdp_workers.py param_offload/optimizer_offload, the engine's sleep); before, the verl dialect read no model and the memory check was silent: \"All checks passed\"",
+    ),
+    (
+        "axolotl-ai-cloud__axolotl/examples/ebft/",
+        "no recipe for online RL on sampled completions whose sampling settings hwlint does not read for this framework",
+        "`rl: ebft` samples completions online (axolotl@067b021c8 core/builders/rl.py:54-69) with settings under `trl:`; read as plain SFT before, it got HW102/HW103 findings on a step it does not run",
+    ),
+];
 
 /// Of the corpus configs that name a model, the share that get a memory estimate on the default
 /// target (an exact one or a bounded one), and the reason for each of the others.

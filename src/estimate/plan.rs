@@ -303,6 +303,9 @@ pub fn plan_for(i: &Inputs) -> Result<Planned, Gap> {
     let mut assumed = Vec::new();
     let mut bounded = Vec::new();
     let mut used = Vec::new();
+    // An objective with no recipe is said before any missing input: naming the model would
+    // not make the run estimable.
+    Objective::read(s, &mut Vec::new())?;
     let described;
     let inline = s.str(Concept::Model).is_none() && s.architecture.is_some();
     let (name, arch) = match (s.str(Concept::Model), &s.architecture) {
@@ -1342,6 +1345,13 @@ impl Objective {
             "ppo" => {
                 return Err(Gap::Unsupported(
                     "PPO (policy, value, reward and reference models in one run)",
+                ))
+            }
+            // verl's hybrid engine: the actor's update, the reference, the critic and the
+            // rollout engine take turns on the same GPUs, moving states on and off them.
+            "colocated-rl" => {
+                return Err(Gap::Unsupported(
+                    "RL whose actor update, reference, critic and rollout engine take turns on the same GPUs (their phases are not added up)",
                 ))
             }
             "online-rl" => {

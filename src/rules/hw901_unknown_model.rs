@@ -212,8 +212,16 @@ fn missing(ctx: &Context, what: &str) -> Vec<Violation> {
 
 /// A named, known model run in a way the estimator has no recipe for.
 fn unsupported(ctx: &Context, what: &str) -> Vec<Violation> {
+    // The objective is read before the model: a run that names none is not estimable either,
+    // and the summary has counted it.
     let Some((name, _)) = ctx.setup.str(Concept::Model) else {
-        return vec![];
+        return vec![Violation {
+            message: format!(
+                "the memory rules (HW101-HW105) were skipped: the estimator has no recipe for {what}"
+            ),
+            span: first_stated(ctx),
+            fix: None,
+        }];
     };
     vec![Violation {
         message: format!(
