@@ -99,6 +99,16 @@ fn trl_grpo_with_beta_loads_a_reference_and_bounds_an_unbounded_prompt() {
     assert!(got.bounded.iter().any(|b| b.what.contains("prompt length")));
 }
 
+/// `--num_generations "$NUM_GENERATIONS"`: a key only GRPOConfig has, set to a value known only
+/// at run time, still makes the run GRPO's (it was read as SFT, the objective unknown).
+#[test]
+fn trl_grpo_launch_with_a_run_time_group_size_is_grpo() {
+    let got = planned("trl-grpo-launch-variable.sh");
+    let p = &got.plan;
+    assert_eq!((p.batch, p.seq_len, p.logits_tokens), (8, 1024, Some(768)));
+    assert!(p.generation.is_some() && p.logprob_loss);
+}
+
 #[test]
 fn trl_reward_model_has_no_vocabulary_logits() {
     let p = planned("trl-reward.yaml").plan;

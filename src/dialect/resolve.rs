@@ -437,10 +437,12 @@ fn condition_in(loader: Loader, root: &Node, cond: &Condition, dashes: bool) -> 
             _ => Some(false),
         };
     }
+    // `is = ["*"]` asks whether the key is set at all: a value known only at run time is set.
+    let any = cond.is.iter().any(|x| x == "*");
     let other = match lookup(root, &cond.key, dashes) {
         Some(node) if callee(node).is_some() => callee(node).map(str::to_string),
         Some(node) => match node.as_scalar() {
-            Some(s) if s.value(loader) == Value::Unknown => return None,
+            Some(s) if s.value(loader) == Value::Unknown => return any.then_some(true),
             Some(s) => Some(s.value(loader))
                 .filter(|v| *v != Value::Null)
                 .map(|v| value_text(&v)),
@@ -451,7 +453,7 @@ fn condition_in(loader: Loader, root: &Node, cond: &Condition, dashes: bool) -> 
     }
     .or_else(|| cond.default.clone());
     match other {
-        Some(v) if is_symbolic(&v) => None,
+        Some(v) if is_symbolic(&v) => any.then_some(true),
         Some(v) => Some(
             cond.is
                 .iter()
@@ -537,6 +539,24 @@ fn read_source(
                 return Some((
                     Setting {
                         value: from_toml(concept, hit),
+                        origin,
+                    },
+                    false,
+                ));
+            }
+            // A map whose one entry is `*` gives its value whatever the key holds, a value
+            // known only at run time (`${adv_estimator}`) too.
+            if let (Value::Unknown, Some(any)) = (
+                &loaded,
+                source
+                    .map
+                    .as_ref()
+                    .filter(|m| m.len() == 1)
+                    .and_then(|m| m.get("*")),
+            ) {
+                return Some((
+                    Setting {
+                        value: from_toml(concept, any),
                         origin,
                     },
                     false,

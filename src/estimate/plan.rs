@@ -1329,6 +1329,11 @@ pub enum Objective {
 
 impl Objective {
     fn read(s: &TrainingSetup, used: &mut Vec<(&'static str, Concept)>) -> Result<Objective, Gap> {
+        // An objective known only at run time (`${adv_estimator}`) is none hwlint can read as
+        // plain training.
+        if s.is_unknown(Concept::Objective) {
+            return Err(Gap::Missing("training objective"));
+        }
         let Some((name, _)) = s.str(Concept::Objective) else {
             return Ok(Objective::Lm);
         };

@@ -167,6 +167,7 @@ fn concept_of(what: &str) -> Option<Concept> {
         "precision" => Concept::Precision,
         "activation checkpointing" => Concept::ActivationCheckpointing,
         "LoRA rank" => Concept::LoraR,
+        "training objective" => Concept::Objective,
         _ => return None,
     })
 }
