@@ -150,12 +150,37 @@ fn a_torch_pin_decides_the_trainers_default_optimizer() {
         optim["described"]
             .as_str()
             .unwrap()
-            .contains("under torch 2.5.1 (../requirements.txt:4)"),
+            .contains("under transformers 4.46.3 (../requirements.txt:5)"),
         "{optim}"
     );
     let new = settings("fixtures/versions/torch-newest/full.yaml");
     assert_eq!(setting(&new, "optimizer")["value"], "adamw_torch_fused");
     // Qwen2.5-1.5B's optimizer step: foreach AdamW's temporaries on top of the same states.
+    let (old_need, new_need) = (
+        old["memory"]["need_bytes"].as_f64().unwrap(),
+        new["memory"]["need_bytes"].as_f64().unwrap(),
+    );
+    assert!(
+        old_need > new_need + 2.0 * (1u64 << 30) as f64,
+        "{old_need} vs {new_need}"
+    );
+}
+
+/// The fused default came with transformers 4.54.0: an older transformers on a new torch still
+/// defaults to adamw_torch.
+#[test]
+fn a_transformers_pin_decides_the_trainers_default_optimizer() {
+    let old = settings("fixtures/versions/transformers-4.53/recipes/full.yaml");
+    let optim = setting(&old, "optimizer");
+    assert_eq!(optim["value"], "adamw_torch");
+    assert!(
+        optim["described"]
+            .as_str()
+            .unwrap()
+            .contains("under transformers 4.53.3 (../requirements.txt:6)"),
+        "{optim}"
+    );
+    let new = settings("fixtures/versions/torch-newest/full.yaml");
     let (old_need, new_need) = (
         old["memory"]["need_bytes"].as_f64().unwrap(),
         new["memory"]["need_bytes"].as_f64().unwrap(),

@@ -377,6 +377,7 @@ fn newest_of(package: &str) -> Option<&'static str> {
     [
         (&l.bitsandbytes.package, &l.bitsandbytes.newest),
         (&l.torch.package, &l.torch.newest),
+        (&l.transformers.package, &l.transformers.newest),
     ]
     .into_iter()
     .find(|(p, _)| p.as_str() == package)
@@ -392,6 +393,9 @@ pub struct Libraries {
     /// PyTorch, whose release decides defaults of frameworks on top of it
     /// (`[[settings.X.before]] package = "torch"`).
     pub torch: Package,
+    /// transformers, whose TrainingArguments give the Trainer's defaults
+    /// (`[[settings.X.before]] package = "transformers"`).
+    pub transformers: Package,
 }
 
 /// A package whose release a default follows.
@@ -465,6 +469,11 @@ mod tests {
     fn the_4bit_matmul_keeps_its_input_before_0_43_2() {
         assert!(parse(&libraries().bitsandbytes.newest).is_some());
         assert!(parse(&libraries().torch.newest).is_some());
+        assert!(parse(&libraries().transformers.newest).is_some());
+        assert_eq!(
+            newest_of("transformers"),
+            Some(libraries().transformers.newest.as_str())
+        );
         assert_eq!(newest_of("torch"), Some(libraries().torch.newest.as_str()));
         assert_eq!(newest_of("trl"), None);
         for (release, keeps) in [
