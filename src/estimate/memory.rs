@@ -542,11 +542,18 @@ fn terms(plan: &Plan, frozen: bool) -> Terms {
         } else {
             0.0
         };
+    // A frozen reference loaded beside the policy is no master copy: its 16-bit weights stay
+    // (sharded like the policy's where the model states are).
+    let reference = if plan.reference_model {
+        p * rg.residual / pp / if plan.zero_stage >= 3 { n } else { 1.0 }
+    } else {
+        0.0
+    };
     let weights = if plan.fp32_reduce {
         // FSDP2 mixed precision: the parameters are the fp32 shards (counted with the optimizer
         // state as its master copy); 16-bit copies exist only for the units in flight, on one
         // GPU as on many.
-        in_flight
+        in_flight + reference
     } else if plan.zero_stage >= 3 {
         // Each rank keeps its shard plus the gathered units in flight.
         weights / n + in_flight
@@ -1232,6 +1239,25 @@ mod tests {
         let head = (p.arch.vocab_size * p.arch.hidden_size) as f64 * 2.0;
         assert!(head > block);
         assert!((estimate(&p).weights_bytes - (head + block)).abs() < 1.0);
+    }
+
+    #[test]
+    fn a_reference_copy_stays_beside_fp32_master_shards() {
+        // FSDP2 mixed precision keeps no 16-bit copy of the policy outside the units in flight,
+        // but a frozen reference (DPO's) is its own 16-bit model, sharded over the 8 GPUs.
+        let mut p = plan("llama-3-8b", Precision::Bf16True, 1);
+        p.master_weights = true;
+        p.fp32_reduce = true;
+        p.zero_stage = 3;
+        p.gpus = 8;
+        let without = estimate(&p).weights_bytes;
+        p.reference_model = true;
+        let with = estimate(&p).weights_bytes;
+        let copy = params::count(&p.arch).total as f64 * 2.0 / 8.0;
+        assert!(
+            (with - without - copy).abs() < 1.0,
+            "{with} - {without} vs {copy}"
+        );
     }
 
     #[test]
