@@ -402,11 +402,14 @@ fn terms(plan: &Plan, frozen: bool) -> Terms {
     } else {
         (p, rg.residual, rg.residual)
     };
-    let weights = base_weights
-        + if frozen_base { adapter * 4.0 } else { 0.0 }
-        // The reference model is loaded like the policy, frozen: 16-bit where the policy's
-        // weights are, never the fp32 masters' optimizer state.
-        + if plan.reference_model { p * rg.residual } else { 0.0 };
+    // The reference model is loaded like the policy, frozen: 16-bit where the policy's
+    // weights are, never the fp32 masters' optimizer state.
+    let reference = if plan.reference_model {
+        p * rg.residual
+    } else {
+        0.0
+    };
+    let weights = base_weights + if frozen_base { adapter * 4.0 } else { 0.0 } + reference;
     // Under FSDP1 the frozen base sits in flat parameters with the adapters, whose gradient is
     // allocated at the flat parameter's full size.
     let grads = trainable_params * grad_bytes
@@ -536,24 +539,13 @@ fn terms(plan: &Plan, frozen: bool) -> Terms {
     let in_flight = (gpu_block.max(head_unit) + gpu_block) * gathered;
     // What DeepSpeed gathers to generate: the policy's parameters (`model.parameters()`), not
     // the reference's, which stays as it is.
-    let policy_weights = weights
-        - if plan.reference_model {
-            p * rg.residual / pp
-        } else {
-            0.0
-        };
-    // A frozen reference loaded beside the policy is no master copy: its 16-bit weights stay
-    // (sharded like the policy's where the model states are).
-    let reference = if plan.reference_model {
-        p * rg.residual / pp / if plan.zero_stage >= 3 { n } else { 1.0 }
-    } else {
-        0.0
-    };
+    let policy_weights = weights - reference / pp;
     let weights = if plan.fp32_reduce {
         // FSDP2 mixed precision: the parameters are the fp32 shards (counted with the optimizer
         // state as its master copy); 16-bit copies exist only for the units in flight, on one
-        // GPU as on many.
-        in_flight + reference
+        // GPU as on many. A frozen reference is no master copy: its 16-bit weights stay,
+        // sharded like the policy's.
+        in_flight + reference / pp / if plan.zero_stage >= 3 { n } else { 1.0 }
     } else if plan.zero_stage >= 3 {
         // Each rank keeps its shard plus the gathered units in flight.
         weights / n + in_flight
