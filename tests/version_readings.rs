@@ -182,6 +182,33 @@ fn a_transformers_pin_decides_the_trainers_default_optimizer() {
     );
 }
 
+/// A dialect whose defaults were read at one release says so when the repository pins an older
+/// one, on the version line and on every default it gives.
+#[test]
+fn a_pin_older_than_the_release_read_is_said_to_be_unchecked() {
+    let old = settings("fixtures/versions/axolotl-0.12/recipes/lora.yml");
+    let from = old["framework_version"]["from"].as_str().unwrap();
+    assert_eq!(old["framework_version"]["version"], "0.12.2");
+    assert!(
+        from.contains("read at 0.18.0, none checked for older releases"),
+        "{from}"
+    );
+    let workers = setting(&old, "num_workers");
+    assert!(
+        workers["described"]
+            .as_str()
+            .unwrap()
+            .contains("not set: axolotl 0.18.0 default, not checked for the pinned 0.12.2"),
+        "{workers}"
+    );
+    // Without a pin: the release read, with nothing to flag.
+    let new = settings("fixtures/objective/axolotl-dpo-lora.yaml");
+    assert!(setting(&new, "num_workers")["described"]
+        .as_str()
+        .unwrap()
+        .contains("not set: axolotl 0.18.0 default"));
+}
+
 /// What TRL's GRPO samples at once and whether it keeps a KV cache changed between releases
 /// (#25 item 2): before 0.18 each micro-batch sampled its own; from 0.18 one generation serves
 /// the accumulation's micro-batches; before 0.22 a checkpointed model sampled in training mode,

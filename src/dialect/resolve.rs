@@ -94,6 +94,7 @@ pub fn resolve(dialect: &Dialect, root: &Node) -> TrainingSetup {
                     key,
                     relevant: false,
                     framework: dialect.title.clone(),
+                    caveat: None,
                 };
                 setup.settings.insert(concept, Setting { value, origin });
                 continue;
@@ -143,6 +144,7 @@ pub fn resolve(dialect: &Dialect, root: &Node) -> TrainingSetup {
                     key,
                     relevant: spec.default_relevant,
                     framework: dialect.title.clone(),
+                    caveat: None,
                 },
             })
         });

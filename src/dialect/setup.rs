@@ -279,6 +279,9 @@ pub enum Origin {
         relevant: bool,
         /// The framework's name, for messages ("TRL default").
         framework: String,
+        /// What the default was not checked for, said after it ("not checked for the pinned
+        /// axolotl 0.12.2").
+        caveat: Option<String>,
     },
     /// Given on the command line (`hwlint estimate --batch-size 4`), over what the file says.
     Flag { flag: String },
@@ -329,12 +332,20 @@ impl Origin {
                 Some(flag) => format!("`--{flag}`"),
                 None => format!("`{}`", key.strip_prefix("env.").unwrap_or(key)),
             },
-            Origin::Default { key, framework, .. } => {
+            Origin::Default {
+                key,
+                framework,
+                caveat,
+                ..
+            } => {
                 let key = key
                     .strip_prefix("env.")
                     .or_else(|| key.strip_prefix("launcher."))
                     .unwrap_or(key);
-                format!("`{key}` (not set: {framework} default)")
+                match caveat {
+                    Some(c) => format!("`{key}` (not set: {framework} default, {c})"),
+                    None => format!("`{key}` (not set: {framework} default)"),
+                }
             }
             Origin::Flag { flag } => format!("`{flag}`"),
             Origin::Implied { by } => by.clone(),

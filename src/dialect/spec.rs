@@ -356,6 +356,10 @@ impl Signature {
 pub struct VersionSpec {
     pub package: String,
     pub newest: String,
+    /// The oldest release whose defaults were read. A pin below it still gets these defaults,
+    /// and says they were not checked for that release. Absent: each default that changed
+    /// lists its older values (`before`).
+    pub checked_from: Option<String>,
 }
 
 /// A default that held before a release (`[[settings.X.before]] version = "1.7.0"`).

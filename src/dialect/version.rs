@@ -301,7 +301,20 @@ fn search(start: &Path, package: &str, newest: &str) -> Option<Resolved> {
 /// The framework version for a config of `dialect` at `path`: pinned, else the newest.
 pub fn resolve(dialect: &Dialect, path: &Path) -> Option<Resolved> {
     let spec = dialect.version.as_ref()?;
-    Some(pinned_or_newest(path, &spec.package, &spec.newest))
+    let mut r = pinned_or_newest(path, &spec.package, &spec.newest);
+    if let Some(from) = unchecked(spec, &r) {
+        r.from.push_str(&format!(
+            "; the defaults below were read at {from}, none checked for older releases"
+        ));
+    }
+    Some(r)
+}
+
+/// The release the dialect's defaults were read at, when the pinned one is older than any
+/// release they were checked for.
+fn unchecked<'a>(spec: &'a super::spec::VersionSpec, r: &Resolved) -> Option<&'a str> {
+    let from = spec.checked_from.as_deref()?;
+    (r.pinned && less(&parse(&r.version)?, &parse(from)?)).then_some(from)
 }
 
 /// The release of `package` pinned above `path`, else `newest`, saying which.
@@ -320,15 +333,30 @@ fn pinned_or_newest(path: &Path, package: &str, newest: &str) -> Resolved {
 pub fn apply(setup: &mut TrainingSetup, dialect: &Dialect, path: &Path) {
     let resolved = resolve(dialect, path);
     let have = resolved.as_ref().and_then(|r| parse(&r.version));
+    // Defaults read at one release, for a pin older than any release read: that release's,
+    // said to be unchecked for the pinned one.
+    let label =
+        resolved.as_ref().map(
+            |r| match dialect.version.as_ref().and_then(|v| unchecked(v, r)) {
+                Some(from) => (
+                    format!("{} {from}", dialect.title),
+                    Some(format!("not checked for the pinned {}", r.version)),
+                ),
+                None => (format!("{} {}", dialect.title, r.version), None),
+            },
+        );
     for (concept, setting) in setup.settings.iter_mut() {
         let Some(spec) = dialect.settings.get(concept) else {
             continue;
         };
         // A default's own history, or that of the source the file's key went through.
         let history = match &mut setting.origin {
-            Origin::Default { framework, .. } => {
-                if let Some(r) = &resolved {
-                    *framework = format!("{} {}", dialect.title, r.version);
+            Origin::Default {
+                framework, caveat, ..
+            } => {
+                if let Some((l, c)) = &label {
+                    framework.clone_from(l);
+                    caveat.clone_from(c);
                 }
                 // A default that follows another package's release (transformers' optimizer
                 // under torch) names the release that decided it.

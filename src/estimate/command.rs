@@ -330,6 +330,7 @@ fn flag_defaults(setup: &mut TrainingSetup) {
                 key: flag.into(),
                 relevant: false,
                 framework: "hwlint estimate".into(),
+                caveat: None,
             },
         });
     }
