@@ -12,7 +12,10 @@
 //! - **not checked**: no estimate. The note names what is missing and what supplies it: a
 //!   model not in the catalog (declare it), a model key the file does not set, an input no
 //!   framework default gives, a model the dialect does not read (and why: `` `fused_loss` is
-//!   `true` ``, `` `model.use_dora` is `true` ``).
+//!   `true` ``, `` `model.use_dora` is `true` ``), a training loop the estimator has no recipe
+//!   for (PPO with its value and reward models; verl, whose actor update, reference, critic and
+//!   rollout engine take turns on the same GPUs). A loop with no recipe is said first: naming
+//!   the model would not make the run estimable.
 //!
 //! An unknown sequence length is bounded by the model's context, so it decides where it can
 //! (a small model fits at any length). The summary line counts the outcomes
