@@ -1192,18 +1192,25 @@ mod tests {
         assert!((bf16.peak_bytes - 10.0 * p).abs() < 1.0);
     }
 
+    /// `model` under FSDP2 mixed precision over `gpus` GPUs (torchtitan's): bf16 compute over
+    /// fp32 shards, gradients reduced in fp32.
+    fn fsdp2_mixed(model: &str, gpus: u64) -> Plan {
+        let mut p = plan(model, Precision::Bf16True, 1);
+        p.master_weights = true;
+        p.fp32_reduce = true;
+        p.zero_stage = 3;
+        p.gpus = gpus;
+        p
+    }
+
     #[test]
     fn tensor_parallel_splits_the_gradients_of_the_block_in_backward() {
         // llama-2-7b under FSDP over 64 and TP 8: the last block's gradients, produced whole
         // before they are reduce-scattered, are an eighth of the block's on each TP rank.
         // torchtitan's FSDP2 mixed precision: bf16 compute over fp32 shards, fp32 gradients.
-        let mut p = plan("llama-2-7b", Precision::Bf16True, 1);
-        p.master_weights = true;
-        p.fp32_reduce = true;
+        let mut p = fsdp2_mixed("llama-2-7b", 64);
         p.seq_len = 512;
         p.checkpointing = Checkpointing::Full;
-        p.zero_stage = 3;
-        p.gpus = 64;
         let block = params::count(&p.arch).per_block as f64 * 4.0;
         let one = estimate(&p);
         p.tensor_parallel = 8;
@@ -1222,11 +1229,7 @@ mod tests {
         // Llama-3-8B under FSDP2 mixed precision: the 128256 x 4096 head (1.05 GB in bf16) is
         // larger than a block (0.44 GB), and it is gathered with the last block at the start
         // of backward.
-        let mut p = plan("llama-3-8b", Precision::Bf16True, 1);
-        p.master_weights = true;
-        p.fp32_reduce = true;
-        p.zero_stage = 3;
-        p.gpus = 8;
+        let p = fsdp2_mixed("llama-3-8b", 8);
         let block = params::count(&p.arch).per_block as f64 * 2.0;
         let head = (p.arch.vocab_size * p.arch.hidden_size) as f64 * 2.0;
         assert!(head > block);
@@ -1237,11 +1240,7 @@ mod tests {
     fn a_reference_copy_stays_beside_fp32_master_shards() {
         // FSDP2 mixed precision keeps no 16-bit copy of the policy outside the units in flight,
         // but a frozen reference (DPO's) is its own 16-bit model, sharded over the 8 GPUs.
-        let mut p = plan("llama-3-8b", Precision::Bf16True, 1);
-        p.master_weights = true;
-        p.fp32_reduce = true;
-        p.zero_stage = 3;
-        p.gpus = 8;
+        let mut p = fsdp2_mixed("llama-3-8b", 8);
         let without = estimate(&p).weights_bytes;
         p.reference_model = true;
         let with = estimate(&p).weights_bytes;

@@ -305,7 +305,7 @@ pub fn plan_for(i: &Inputs) -> Result<Planned, Gap> {
     let mut used = Vec::new();
     // An objective with no recipe is said before any missing input: naming the model would
     // not make the run estimable.
-    Objective::read(s, &mut Vec::new())?;
+    let objective = Objective::read(s)?;
     let described;
     let inline = s.str(Concept::Model).is_none() && s.architecture.is_some();
     let (name, arch) = match (s.str(Concept::Model), &s.architecture) {
@@ -383,7 +383,10 @@ pub fn plan_for(i: &Inputs) -> Result<Planned, Gap> {
     };
     used.push(("batch_size", Concept::MicroBatch));
     let mut seq_lower = None;
-    let objective = Objective::read(s, &mut used)?;
+    // The inputs list names the objective after the batch, where the step's shape is read.
+    if objective != Objective::Lm {
+        used.push(("objective", Concept::Objective));
+    }
     let seq_len = match s.int(Concept::SeqLen) {
         // GRPO's sequence is its prompt and completion (below).
         _ if objective == Objective::Grpo => 0,
@@ -1328,7 +1331,7 @@ pub enum Objective {
 }
 
 impl Objective {
-    fn read(s: &TrainingSetup, used: &mut Vec<(&'static str, Concept)>) -> Result<Objective, Gap> {
+    fn read(s: &TrainingSetup) -> Result<Objective, Gap> {
         // An objective known only at run time (`${adv_estimator}`) is none hwlint can read as
         // plain training.
         if s.is_unknown(Concept::Objective) {
@@ -1366,9 +1369,6 @@ impl Objective {
             }
             _ => return Err(Gap::Unsupported("this training objective")),
         };
-        if objective != Objective::Lm {
-            used.push(("objective", Concept::Objective));
-        }
         Ok(objective)
     }
 
