@@ -426,9 +426,9 @@ const NOT_ESTIMATED: &[(&str, &str)] = &[
 // now get a bounded estimate, not none.
 const MISSING_BY_DESIGN: &[(&str, &str, &str)] = &[
     (
-        "volcengine__verl/",
-        "no recipe for RL whose actor update, reference, critic and rollout engine take turns on the same GPUs (their phases are not added up)",
-        "verl's PPO loop (ray_trainer.py `fit`) puts the rollout engine, the reference, the critic and the actor's update on the same GPUs in turns, moving states on and off them (fsdp_workers.py param_offload/optimizer_offload, the engine's sleep); before, the verl dialect read no model and the memory check was silent: \"All checks passed\"",
+        "volcengine__verl/verl/trainer/config/_generated_ppo_megatron_trainer.yaml",
+        "no recipe for PPO with a critic (`critic.enable`, else `algorithm.adv_estimator: gae`, verl's default): a value model trained on the same GPUs, whose update and states are not added to the actor's",
+        "verl's composed Megatron defaults: `adv_estimator: gae` trains a critic beside the actor (verl/trainer/ppo/utils.py:86-97), and the actor is Megatron's; hwlint estimates verl's critic-less FSDP runs only (the update, the rollout engine's sampling and the log-prob forwards)",
     ),
     (
         "axolotl-ai-cloud__axolotl/examples/ebft/",

@@ -405,3 +405,151 @@ fn trl_ppo_is_not_estimated_and_says_why() {
     let why = support::unsupported(DIR, "trl-ppo.yaml");
     assert!(why.contains("PPO"), "{why}");
 }
+
+/// `hwlint check --target h100-sxm --output-format json` on a fixture: the codes and messages
+/// it reports, whatever its exit status.
+fn findings_on_h100(path: &std::path::Path) -> Vec<(String, String)> {
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_hwlint"))
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .args(["check", "--target", "h100-sxm", "--output-format", "json"])
+        .arg(path)
+        .output()
+        .unwrap();
+    let found: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    found
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| {
+            (
+                f["code"].as_str().unwrap().to_string(),
+                f["message"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect()
+}
+
+/// #25 item 2: verl's GRPO runs its phases on the same GPUs. With the rollout engine at 0.9 of
+/// each card and the actor's fp32 shards and Adam state left on the GPUs while it samples, the
+/// sampling is the peak: 0.9 x the card + 12 bytes x 7.6 B / 8 GPUs, whatever the actor's
+/// micro-batch. Before, verl was not estimated at all.
+#[test]
+fn verl_grpo_samples_with_the_engine_share_beside_the_actor_states() {
+    let path = support::fixture(DIR, "verl-grpo-engine-share.yaml");
+    let got = support::plan_at(&path, Some(8)).unwrap();
+    let p = &got.plan;
+    assert_eq!((p.batch, p.seq_len, p.gpus, p.zero_stage), (16, 1536, 8, 3));
+    assert!(p.master_weights && p.fp32_reduce && p.logprob_loss);
+    // The reference sits on the CPU: no resident copy, no forward inside the update.
+    assert!(!p.reference_model && !p.reference_forward);
+    let engine = p
+        .engine
+        .expect("the rollout engine sleeps between samplings");
+    let vram = 85_017_493_504.0;
+    assert!((engine.reserved / (0.9 * vram) - 1.0).abs() < 1e-9);
+    assert!(engine.params_kept && engine.optimizer_kept);
+    let lp = p.logprob_forward.expect("the log-prob forwards");
+    assert_eq!(lp.rows, 16);
+    let e = estimate(p);
+    assert_eq!(e.peak_at, "the rollout engine's sampling");
+    let at = e.engine_sampling.unwrap();
+    let states = 12.0 * e.trainable_params as f64 / 8.0;
+    assert!(
+        ((at.weights + at.optimizer) / states - 1.0).abs() < 0.01,
+        "{} bytes of states",
+        at.weights + at.optimizer
+    );
+    let found = findings_on_h100(&path);
+    let hw101 = found
+        .iter()
+        .find(|(c, _)| c == "HW101")
+        .unwrap_or_else(|| panic!("no HW101 in {found:?}"));
+    assert!(
+        hw101.1.contains("gpu_memory_utilization` to 0.85")
+            && hw101.1.contains("param_offload: true"),
+        "{}",
+        hw101.1
+    );
+}
+
+/// The same run with `param_offload`/`optimizer_offload`: the actor's states leave the GPUs
+/// before the engine wakes, so the sampling holds the engine's share alone and fits.
+#[test]
+fn verl_grpo_with_the_actor_offloaded_samples_with_the_share_alone() {
+    let path = support::fixture(DIR, "verl-grpo-engine-offload.yaml");
+    let p = support::plan_at(&path, Some(8)).unwrap().plan;
+    let engine = p.engine.unwrap();
+    assert!(!engine.params_kept && !engine.optimizer_kept);
+    let lp = p.logprob_forward.unwrap();
+    assert!(!lp.optimizer_kept);
+    let at = estimate(&p).engine_sampling.unwrap();
+    assert_eq!(at.weights + at.optimizer, 0.0);
+    let found = findings_on_h100(&path);
+    assert!(
+        !found.iter().any(|(c, _)| c.starts_with("HW10")),
+        "{found:?}"
+    );
+}
+
+/// TRL's vLLM in sleep mode gives the update the whole card: its share counts only while it
+/// samples, beside the weights and optimizer state training keeps. Held through the update
+/// (no sleep mode) the same share leaves the step too little.
+#[test]
+fn trl_grpo_with_vllm_sleep_mode_takes_its_share_only_to_sample() {
+    let path = support::fixture(DIR, "trl-grpo-vllm-sleep.yaml");
+    let p = support::plan_at(&path, Some(1)).unwrap().plan;
+    let engine = p.engine.expect("the engine sleeps through the update");
+    assert!(engine.params_kept && engine.optimizer_kept);
+    assert!(p.logprob_forward.is_none());
+    assert!(findings_on_h100(&path).is_empty());
+    let text = std::fs::read_to_string(&path).unwrap().replace(
+        "vllm_enable_sleep_mode: true",
+        "vllm_enable_sleep_mode: false",
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let held = dir.path().join("grpo.yaml");
+    std::fs::write(&held, text).unwrap();
+    let found = findings_on_h100(&held);
+    assert!(
+        found
+            .iter()
+            .any(|(c, m)| c == "HW101" && m.contains("vLLM takes beside training")),
+        "{found:?}"
+    );
+}
+
+/// verl runs hwlint has no recipe for are refused with their reason, never sized as the actor
+/// alone: a critic (`adv_estimator: gae`), LoRA on the fp32 actor, the Megatron actor.
+#[test]
+fn verl_runs_with_a_critic_lora_or_megatron_are_not_estimated() {
+    let base =
+        std::fs::read_to_string(support::fixture(DIR, "verl-grpo-engine-offload.yaml")).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    for (from, to, why) in [
+        ("adv_estimator: grpo", "adv_estimator: gae", "critic"),
+        (
+            "    use_remove_padding: true",
+            "    use_remove_padding: true\n    lora_rank: 64",
+            "LoRA",
+        ),
+        (
+            "    use_remove_padding: true",
+            "    use_remove_padding: true\n    lora_adapter_path: /ckpt/adapter",
+            "LoRA",
+        ),
+        (
+            "    ppo_mini_batch_size: 256",
+            "    ppo_mini_batch_size: 256\n    strategy: megatron",
+            "Megatron",
+        ),
+    ] {
+        let path = dir.path().join("run.yaml");
+        std::fs::write(&path, base.replace(from, to)).unwrap();
+        match support::plan_at(&path, Some(8)) {
+            Err(hwlint::estimate::plan::Gap::Unsupported(what)) => {
+                assert!(what.contains(why), "{why}: {what}")
+            }
+            other => panic!("{why}: {:?}", other.map(|p| p.plan.model)),
+        }
+    }
+}

@@ -13,6 +13,7 @@ use std::path::Path;
 
 pub use mount::view;
 pub use recipe::overlay as recipe_overlay;
+pub(crate) use resolve::condition_holds;
 pub use resolve::resolve;
 pub use setup::{Concept, InlineModel, Origin, Setting, SettingValue, TrainingSetup, ValueType};
 pub use spec::Mount;

@@ -121,10 +121,18 @@ pub fn resolve(dialect: &Dialect, root: &Node) -> TrainingSetup {
         let setting = found.or_else(|| {
             let default = spec.default.as_ref()?;
             // The key a reader would add to change it: the one whose values include the default,
-            // else one that takes any value (not a switch mapped to one), else the first.
+            // else one that takes any value (not a switch mapped to one), else the first; never
+            // one read only under a condition the file does not meet (verl's Megatron dtype in
+            // an FSDP run).
+            let applies = |s: &&Source| {
+                s.when
+                    .as_ref()
+                    .is_none_or(|c| condition_holds(dialect.loader, root, c) != Some(false))
+            };
             let key = spec
                 .from
                 .iter()
+                .filter(applies)
                 .find(|s| {
                     s.map
                         .as_ref()
@@ -386,7 +394,7 @@ fn source_unread(
     }
 }
 
-pub(super) fn condition_holds(loader: Loader, root: &Node, cond: &Condition) -> Option<bool> {
+pub(crate) fn condition_holds(loader: Loader, root: &Node, cond: &Condition) -> Option<bool> {
     condition_in(loader, root, cond, false)
 }
 

@@ -184,6 +184,30 @@ pub enum Concept {
     /// checkpointed model in training mode generates without a cache, re-running the whole
     /// sequence for every new token.
     GenerationKeepsCache,
+    /// A colocated engine (vLLM) releases its memory while training runs and takes its share
+    /// back to sample (verl's `free_cache_engine`, TRL's `vllm_enable_sleep_mode`): its share
+    /// is then held only while it samples, beside what training keeps on the GPUs then.
+    EngineSleeps,
+    /// The trained model's parameters are moved to host memory between the phases of a
+    /// colocated RL loop and back onto the GPUs for the update (verl's `param_offload`): the
+    /// update holds them, the sampling does not.
+    PhaseOffloadParams,
+    /// The same for the optimizer state (verl's `optimizer_offload`).
+    PhaseOffloadOptimizer,
+    /// Rows per GPU of the no-grad forward that recomputes the sampled tokens' log-probabilities
+    /// with the trained model (verl's `rollout.log_prob_micro_batch_size_per_gpu`).
+    LogprobMicroBatch,
+    /// The same for the reference model's forward (verl's `ref.log_prob_micro_batch_size_per_gpu`).
+    ReferenceLogprobMicroBatch,
+    /// A critic (value model) is trained beside the policy on the same GPUs (verl's
+    /// `critic.enable`, or `adv_estimator: gae`).
+    Critic,
+    /// A reward model scores the samples on the same GPUs (verl's `reward_model.enable`).
+    RewardModel,
+    /// The loss reads the logits with flash-attn's Triton cross-entropy, which writes their
+    /// gradient in place and makes no log-softmax copy of them (verl, whose padding-free path
+    /// needs flash-attn on a GPU).
+    LogitsInPlace,
 }
 
 /// The type a concept's value has once mapped.
@@ -199,12 +223,37 @@ impl Concept {
     pub fn value_type(self) -> ValueType {
         use Concept::*;
         match self {
-            MicroBatch | GlobalBatch | DeviceBatch | GradAccum | Processes | DevicesPerNode
-            | ClusterGpus | Nodes | CpusPerProcess | NumWorkers | PrefetchFactor | TotalSteps
-            | DecaySteps | SaveInterval | EvalInterval | SeqLen | ImageSize | LoraR | ZeroStage
-            | TensorParallel | PipelineParallel | ContextParallel | SequenceParallel
-            | FsdpVersion | PromptLength | CompletionLength | GaloreRank | GenerationBatch
-            | StepsPerGeneration => ValueType::Int,
+            MicroBatch
+            | GlobalBatch
+            | DeviceBatch
+            | GradAccum
+            | Processes
+            | DevicesPerNode
+            | ClusterGpus
+            | Nodes
+            | CpusPerProcess
+            | NumWorkers
+            | PrefetchFactor
+            | TotalSteps
+            | DecaySteps
+            | SaveInterval
+            | EvalInterval
+            | SeqLen
+            | ImageSize
+            | LoraR
+            | ZeroStage
+            | TensorParallel
+            | PipelineParallel
+            | ContextParallel
+            | SequenceParallel
+            | FsdpVersion
+            | PromptLength
+            | CompletionLength
+            | GaloreRank
+            | GenerationBatch
+            | StepsPerGeneration
+            | LogprobMicroBatch
+            | ReferenceLogprobMicroBatch => ValueType::Int,
             Epochs | WarmupSteps | WarmupRatio | RamPerProcessGb | MemFraction | ColocatedShare
             | LoraDropout => ValueType::Float,
             PinMemory
@@ -230,7 +279,13 @@ impl Concept {
             | Dora
             | GenerationPerMicroBatch
             | GenerationGathersWhole
-            | GenerationKeepsCache => ValueType::Bool,
+            | GenerationKeepsCache
+            | EngineSleeps
+            | PhaseOffloadParams
+            | PhaseOffloadOptimizer
+            | Critic
+            | RewardModel
+            | LogitsInPlace => ValueType::Bool,
             Scheduler
             | Precision
             | WeightDtype

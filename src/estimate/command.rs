@@ -337,15 +337,16 @@ fn flag_defaults(setup: &mut TrainingSetup) {
 }
 
 /// The flag that gives an input a config lacks.
-fn flag_for(missing: &str) -> &'static str {
-    match missing {
+fn flag_for(missing: &str) -> Option<&'static str> {
+    Some(match missing {
         "micro-batch" => "--batch-size N",
         "sequence length" => "--seq-len N",
         "precision" => "--precision",
         "activation checkpointing" => "--checkpointing",
         "LoRA rank" => "--lora-r N",
-        _ => "--model",
-    }
+        "model" => "--model",
+        _ => return None,
+    })
 }
 
 /// The error for a run the estimator cannot plan, naming the input to give.
@@ -360,13 +361,17 @@ fn gap_error(gap: Gap, config: Option<&Path>) -> EstimateError {
         Gap::Unsupported(what) => usage(format!(
             "the estimator has no recipe for {what}, so it cannot estimate this run"
         )),
-        Gap::Missing(what) => usage(match config {
-            Some(p) => format!(
-                "{} does not give the {what}, and its framework has no default: pass {}",
+        Gap::Missing(what) => usage(match (config, flag_for(what)) {
+            (Some(p), Some(flag)) => format!(
+                "{} does not give the {what}, and its framework has no default: pass {flag}",
                 p.display(),
-                flag_for(what)
             ),
-            None => format!("the {what} is not known: pass {}", flag_for(what)),
+            (Some(p), None) => format!(
+                "{} does not give the {what}, and its framework has no default: set it in the file",
+                p.display(),
+            ),
+            (None, Some(flag)) => format!("the {what} is not known: pass {flag}"),
+            (None, None) => format!("the {what} is not known"),
         }),
     }
 }

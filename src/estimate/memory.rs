@@ -49,12 +49,23 @@ pub struct MemoryEstimate {
     pub generating: Option<AtPeak>,
     /// The sampling's whole KV cache, once every completion token is in it.
     pub generation_kv_bytes: f64,
+    /// A colocated engine sampling between updates (verl's rollout, TRL's vLLM in sleep mode):
+    /// its share of the card beside the trainer's states that stay on the GPUs.
+    pub engine_sampling: Option<AtPeak>,
+    /// The no-grad forwards that recompute the sampled tokens' log-probabilities (verl).
+    pub logprob_forward: Option<AtPeak>,
     /// Activation checkpointing is in effect (the allocator fragments differently).
     pub checkpointed: bool,
 }
 
 /// The instant an RL trainer samples its completions in the training process.
 pub const GENERATING: &str = "generating completions";
+
+/// The instant a colocated engine samples while the trainer's states stay on the GPUs.
+pub const ENGINE_SAMPLING: &str = "the rollout engine's sampling";
+
+/// The instant of the no-grad log-probability forward over the sampled sequences.
+pub const LOGPROB_FORWARD: &str = "the log-prob forward";
 
 /// The allocated memory at one instant of the step, by kind.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Serialize)]
@@ -66,6 +77,9 @@ pub struct AtPeak {
     pub logits: f64,
     /// The KV cache of completions an RL trainer samples in the training process.
     pub kv_cache: f64,
+    /// A colocated inference engine's share of the card while it samples (its weights, KV
+    /// cache and working memory, which it sizes to the share itself).
+    pub engine: f64,
     /// Autocast weight copies, recompute and backward working sets, the optimizer step's
     /// temporaries, a block dequantized while loading, a no-grad forward's working set.
     pub temporary: f64,
@@ -79,6 +93,7 @@ impl AtPeak {
             + self.activations
             + self.logits
             + self.kv_cache
+            + self.engine
             + self.temporary
     }
 
@@ -91,6 +106,7 @@ impl AtPeak {
             ("activations", self.activations),
             ("logits", self.logits),
             ("KV cache", self.kv_cache),
+            ("rollout engine", self.engine),
             ("temporary", self.temporary),
         ];
         v.sort_by(|a, b| b.1.total_cmp(&a.1));
@@ -115,6 +131,7 @@ impl MemoryEstimate {
             activations: self.activations_bytes,
             logits: self.logits_bytes,
             kv_cache: self.generation_kv_bytes,
+            engine: self.engine_sampling.map_or(0.0, |e| e.engine),
             temporary: self.temporary_bytes,
         }
         .breakdown()
@@ -325,6 +342,9 @@ struct Terms {
     gen_working: f64,
     /// The whole KV cache, once every completion token is in it.
     gen_kv_full: f64,
+    /// A colocated engine's sampling, and the no-grad log-prob forward (see [`Plan`]).
+    engine: Option<AtPeak>,
+    logprob_forward: Option<AtPeak>,
 }
 
 /// The terms of one model. `frozen` freezes all of it (a frozen tower of a composite: weights
@@ -504,12 +524,37 @@ fn terms(plan: &Plan, frozen: bool) -> Terms {
         (moments, step_temp)
     };
 
+    // The fp32 master copy inside the optimizer state: the parameters a colocated engine's
+    // sampling or a log-prob forward finds on the GPUs (verl's fp32 FSDP shards).
+    let master = if plan.master_weights && !frozen_base {
+        trainable_params * 4.0
+    } else {
+        0.0
+    };
     // A pipeline stage holds its share of the model states.
     let pp = plan.pipeline_parallel.max(1) as f64;
-    let (weights, grads, moments, step_temp) =
-        (weights / pp, grads / pp, moments / pp, step_temp / pp);
+    let (weights, grads, moments, step_temp, master) = (
+        weights / pp,
+        grads / pp,
+        moments / pp,
+        step_temp / pp,
+        master / pp,
+    );
     // Sharding (ZeRO / FSDP) divides model states only.
     let n = plan.gpus.max(1) as f64;
+    let master = if plan.zero_stage >= 1 {
+        master / n
+    } else {
+        master
+    };
+    // The parameters each GPU keeps between steps, without the units gathered in flight.
+    let params_kept = if plan.fp32_reduce {
+        master + reference / pp / if plan.zero_stage >= 3 { n } else { 1.0 }
+    } else if plan.zero_stage >= 3 {
+        weights / n
+    } else {
+        weights
+    };
     let (moments, step_temp) = if plan.zero_stage >= 1 {
         (moments / n, step_temp / n)
     } else {
@@ -567,6 +612,16 @@ fn terms(plan: &Plan, frozen: bool) -> Terms {
     } else {
         weights
     };
+    let (params_kept, master) = (
+        if plan.offload_params {
+            0.0
+        } else {
+            params_kept
+        },
+        if plan.offload_optimizer { 0.0 } else { master },
+    );
+    // The optimizer's own state, without the master copy counted with the parameters.
+    let optimizer_state = (moments - master).max(0.0);
     // With the optimizer on the CPU, gradients are moved there as they are produced; with the
     // optimizer stepped inside backward, each is freed once its parameter is updated (the
     // ones in flight are the head's and the block's, counted at their instant), and the
@@ -665,6 +720,11 @@ fn terms(plan: &Plan, frozen: bool) -> Terms {
         // trl's value-head wrapper upcasts the logits it returns (modeling_value_head.py).
         let upcast = if rg.compute < 4.0 { 4.0 } else { 0.0 };
         ((rg.compute + upcast) * bsv, 0.0)
+    } else if a.has_lm_loss() && plan.logprob_loss && plan.logits_in_place {
+        // flash-attn's cross-entropy keeps an fp32 log-sum-exp per token and turns the logits
+        // into their gradient in place (flash_attn/ops/triton/cross_entropy.py, verl's
+        // `logprobs_from_logits_flash_attn` with inplace_backward=True).
+        (rg.compute * bsv, rg.compute * bsv)
     } else if a.has_lm_loss() && plan.logprob_loss {
         // The logits and their rows' log-softmax after forward; backward adds the logits'
         // gradient next to them.
@@ -783,6 +843,40 @@ fn terms(plan: &Plan, frozen: bool) -> Terms {
         }
         _ => (weights, 0.0, 0.0, 0.0),
     };
+    // A colocated engine samples with its share of the card while the trainer keeps what its
+    // offload switches leave on the GPUs (gradients were freed after the update).
+    let engine = plan.engine.filter(|_| !frozen).map(|e| AtPeak {
+        weights: if e.params_kept { params_kept } else { 0.0 },
+        optimizer: if e.optimizer_kept {
+            optimizer_state
+        } else {
+            0.0
+        },
+        engine: e.reserved,
+        ..AtPeak::default()
+    });
+    // The log-prob forward: the parameters back on the GPUs with the units in flight, the logits
+    // of every token of its rows (and a log-softmax copy where the kernel makes one), and one
+    // no-grad block's working set (the MLP's three intermediate-width tensors and three
+    // hidden-width ones per token).
+    let logprob_forward = plan
+        .logprob_forward
+        .filter(|_| !frozen && a.has_lm_loss())
+        .map(|f| {
+            let row_tokens = f.rows.max(1) as f64 * plan.seq_len.max(1) as f64;
+            let per_token = rg.compute * (3.0 * mlp_width + 3.0 * a.hidden_size as f64);
+            AtPeak {
+                weights: weights + if plan.fp32_reduce { master } else { 0.0 },
+                optimizer: if f.optimizer_kept {
+                    optimizer_state
+                } else {
+                    0.0
+                },
+                logits: row_tokens * a.vocab_size as f64 * rg.compute * f.logits_copies as f64 / tp,
+                temporary: row_tokens * per_token / split,
+                ..AtPeak::default()
+            }
+        });
     Terms {
         params: p,
         trainable: trainable_params,
@@ -823,6 +917,8 @@ fn terms(plan: &Plan, frozen: bool) -> Terms {
         gen_kv,
         gen_working,
         gen_kv_full,
+        engine,
+        logprob_forward,
     }
 }
 
@@ -927,6 +1023,8 @@ pub fn estimate(plan: &Plan) -> MemoryEstimate {
                 gen_kv: acc.gen_kv + t.gen_kv,
                 gen_working: acc.gen_working.max(t.gen_working),
                 gen_kv_full: acc.gen_kv_full + t.gen_kv_full,
+                engine: acc.engine.or(t.engine),
+                logprob_forward: acc.logprob_forward.or(t.logprob_forward),
             }),
         _ => terms(plan, false),
     };
@@ -1055,6 +1153,12 @@ fn combine(t: &Terms, checkpointed: bool) -> MemoryEstimate {
     if let Some(g) = generating.filter(|g| g.total() > peak.1.total()) {
         peak = (GENERATING, g);
     }
+    if let Some(e) = t.engine.filter(|e| e.total() > peak.1.total()) {
+        peak = (ENGINE_SAMPLING, e);
+    }
+    if let Some(f) = t.logprob_forward.filter(|f| f.total() > peak.1.total()) {
+        peak = (LOGPROB_FORWARD, f);
+    }
     if t.loading > peak.1.total() {
         peak = (
             "loading the quantized weights",
@@ -1087,6 +1191,8 @@ fn combine(t: &Terms, checkpointed: bool) -> MemoryEstimate {
         loading_bytes: t.loading,
         generating,
         generation_kv_bytes: t.gen_kv_full,
+        engine_sampling: t.engine,
+        logprob_forward: t.logprob_forward,
         checkpointed,
     }
 }
@@ -1201,6 +1307,49 @@ mod tests {
         p.zero_stage = 3;
         p.gpus = gpus;
         p
+    }
+
+    #[test]
+    fn a_sleeping_engine_samples_beside_the_states_its_switches_leave() {
+        // verl's actor: fp32 shards over 8 GPUs (4 bytes) and AdamW's two fp32 moments (8).
+        let mut p = fsdp2_mixed("llama-2-7b", 8);
+        p.seq_len = 1024;
+        let reserved = 40.0 * (1u64 << 30) as f64;
+        let shard = params::count(&p.arch).total as f64 / 8.0;
+        for (params_kept, optimizer_kept, states) in [
+            (true, true, 12.0 * shard),
+            (false, true, 8.0 * shard),
+            (true, false, 4.0 * shard),
+            (false, false, 0.0),
+        ] {
+            p.engine = Some(super::super::step::Engine {
+                reserved,
+                params_kept,
+                optimizer_kept,
+            });
+            let at = estimate(&p).engine_sampling.unwrap();
+            assert_eq!(at.engine, reserved);
+            let kept = at.weights + at.optimizer;
+            assert!(
+                (kept - states).abs() <= 1e-6 * states.max(1.0),
+                "{params_kept} {optimizer_kept}: {kept} for {states}"
+            );
+        }
+    }
+
+    #[test]
+    fn an_in_place_cross_entropy_keeps_the_logits_alone() {
+        // flash-attn's cross-entropy (verl): the 16-bit logits, their gradient written into
+        // them; the row-wise log-softmax (TRL) keeps a copy beside them and adds the gradient.
+        let mut p = plan("llama-2-7b", Precision::Bf16True, 4);
+        p.seq_len = 1024;
+        p.logprob_loss = true;
+        let bsv = 4.0 * 1024.0 * 32000.0;
+        let row_wise = estimate(&p);
+        p.logits_in_place = true;
+        let in_place = estimate(&p);
+        assert_eq!(in_place.logits_bytes, 2.0 * bsv);
+        assert_eq!(row_wise.logits_bytes, 6.0 * bsv);
     }
 
     #[test]

@@ -306,6 +306,9 @@ pub fn plan_for(i: &Inputs) -> Result<Planned, Gap> {
     // An objective with no recipe is said before any missing input: naming the model would
     // not make the run estimable.
     let objective = Objective::read(s)?;
+    if objective == Objective::Colocated {
+        colocated_models(s)?;
+    }
     let described;
     let inline = s.str(Concept::Model).is_none() && s.architecture.is_some();
     let (name, arch) = match (s.str(Concept::Model), &s.architecture) {
@@ -930,6 +933,10 @@ pub fn plan_for(i: &Inputs) -> Result<Planned, Gap> {
     bounded.extend(sampled.bound);
     used.extend(sampled.used);
     let (generation, generation_rows_lower) = (sampled.generation, sampled.rows_lower);
+    let phases = phases(i, objective, reference)?;
+    assumed.extend(phases.assumed.iter().cloned());
+    bounded.extend(phases.bound.clone());
+    used.extend(phases.used.iter().copied());
     let plan = Plan {
         model: name.to_string(),
         arch,
@@ -960,14 +967,20 @@ pub fn plan_for(i: &Inputs) -> Result<Planned, Gap> {
         step_in_backward: step_in_backward || galore_layerwise,
         checkpoint_every,
         cpu_experts,
-        reference_model: may_have_reference,
+        // verl's reference is moved to the CPU between its forwards (below).
+        reference_model: may_have_reference && objective != Objective::Colocated,
         sequences: objective.sequences(),
         reference_forward,
-        logprob_loss: i.semantics.row_log_softmax_loss
-            && matches!(
-                objective,
-                Objective::Preference | Objective::Paired | Objective::Kto | Objective::Grpo
-            ),
+        // verl's actor reads the log-probabilities of every token's logits with flash-attn's
+        // cross-entropy or a log-softmax (verl/utils/torch_functional.py:72-100 at
+        // verl@b178a3cd5), as TRL's row-wise one keeps them.
+        logits_in_place: phases.logits_in_place,
+        logprob_loss: objective == Objective::Colocated
+            || i.semantics.row_log_softmax_loss
+                && matches!(
+                    objective,
+                    Objective::Preference | Objective::Paired | Objective::Kto | Objective::Grpo
+                ),
         value_head: objective == Objective::RewardValueHead,
         logits_tokens,
         unmodelled_kernels: false,
@@ -990,6 +1003,8 @@ pub fn plan_for(i: &Inputs) -> Result<Planned, Gap> {
             .int(Concept::ContextParallel)
             .map_or(1, |(c, _)| c.max(1) as u64),
         generation,
+        engine: phases.engine,
+        logprob_forward: phases.logprob_forward,
     };
     let flat_lower = fsdp1_flat_unknown.then(|| {
         bounded.push(Bound::new(
@@ -1069,6 +1084,11 @@ pub fn plan_for(i: &Inputs) -> Result<Planned, Gap> {
         seq_len: seq_lower.unwrap_or(plan.seq_len),
         chunked_loss: plan.chunked_loss || fused_loss,
         merged_experts: false,
+        logprob_forward: plan.logprob_forward.map(|f| super::step::LogprobForward {
+            logits_copies: phases.logits_copies_lower.unwrap_or(f.logits_copies),
+            ..f
+        }),
+        logits_in_place: plan.logits_in_place || phases.logits_copies_lower.is_some(),
         // A prompt the file does not bound is none at the low end, as in training.
         generation: plan.generation.map(|g| super::step::Generation {
             prompt: if seq_lower.is_some() { 0 } else { g.prompt },
@@ -1094,6 +1114,155 @@ pub fn plan_for(i: &Inputs) -> Result<Planned, Gap> {
         used,
         sharding,
     })
+}
+
+/// verl's models beside the actor that hwlint has no recipe for: a critic (a second trained
+/// model, `need_critic`, verl/trainer/ppo/utils.py:86-97 at verl@b178a3cd5) or a reward model
+/// on the same GPUs (main_ppo.py:221-244).
+fn colocated_models(s: &TrainingSetup) -> Result<(), Gap> {
+    if s.is_unknown(Concept::Critic) {
+        return Err(Gap::Missing("critic"));
+    }
+    if s.bool(Concept::Critic).is_some_and(|(b, _)| b) {
+        return Err(Gap::Unsupported(
+            "PPO with a critic (`critic.enable`, else `algorithm.adv_estimator: gae`, verl's default): a value model trained on the same GPUs, whose update and states are not added to the actor's",
+        ));
+    }
+    if s.bool(Concept::RewardModel).is_some_and(|(b, _)| b) {
+        return Err(Gap::Unsupported(
+            "a reward model scoring on the same GPUs as the actor (`reward_model.enable` without a pool of its own)",
+        ));
+    }
+    // The Megatron actor keeps bf16 weights and its distributed optimizer's fp32 shards, with
+    // offload switches of its own (megatron_workers.py:344-374): not read.
+    if s.str(Concept::Fsdp).is_some_and(|(f, _)| f == "none") {
+        return Err(Gap::Unsupported(
+            "verl's Megatron actor (its distributed optimizer and offload switches are not read)",
+        ));
+    }
+    // LoRA on an actor verl loads in fp32 (fsdp_workers.py:324-327): a frozen fp32 base.
+    if s.int(Concept::LoraR).is_some_and(|(r, _)| r > 0) || s.is_unknown(Concept::LoraR) {
+        return Err(Gap::Unsupported(
+            "LoRA on verl's actor, whose frozen base stays in fp32",
+        ));
+    }
+    Ok(())
+}
+
+/// The instants of an RL loop beside the update: a colocated engine's sampling when it sleeps
+/// through the update, and verl's log-prob forwards.
+#[derive(Default)]
+struct Phases {
+    engine: Option<super::step::Engine>,
+    logprob_forward: Option<super::step::LogprobForward>,
+    /// The log-prob forward's vocabulary-wide copies at the low end, when bounded (and then
+    /// the update's logits in place at the low end too).
+    logits_copies_lower: Option<u64>,
+    /// flash-attn's cross-entropy reads the logits in place (see [`Plan`]).
+    logits_in_place: bool,
+    assumed: Vec<String>,
+    bound: Option<Bound>,
+    used: Vec<(&'static str, Concept)>,
+}
+
+fn phases(i: &Inputs, objective: Objective, reference: bool) -> Result<Phases, Gap> {
+    let s = i.setup;
+    let mut out = Phases::default();
+    let yes = |c: Concept| s.bool(c).is_some_and(|(b, _)| b);
+    let engine_on = match objective {
+        Objective::Colocated => true,
+        Objective::Grpo => s.str(Concept::Generator).is_some_and(|(g, _)| g == "vllm"),
+        _ => false,
+    };
+    let share = s
+        .float(Concept::ColocatedShare)
+        .map(|(f, _)| f)
+        .filter(|f| *f > 0.0 && *f < 1.0);
+    if let (true, Some(share), true) = (engine_on, share, yes(Concept::EngineSleeps)) {
+        // vLLM reserves its share of the whole card, context included (gpu_worker.py:183-195
+        // at vLLM 0.11.0), and sleeps through the update (level 1 or 2: its weights and KV
+        // cache leave the GPU).
+        out.engine = Some(super::step::Engine {
+            reserved: share * i.target.gpu.vram_bytes as f64,
+            params_kept: !yes(Concept::PhaseOffloadParams),
+            optimizer_kept: !yes(Concept::PhaseOffloadOptimizer),
+        });
+        out.used.push(("engine share", Concept::ColocatedShare));
+        out.used.push(("engine sleeps", Concept::EngineSleeps));
+        for (name, c) in [
+            (
+                "parameters offloaded between phases",
+                Concept::PhaseOffloadParams,
+            ),
+            (
+                "optimizer offloaded between phases",
+                Concept::PhaseOffloadOptimizer,
+            ),
+        ] {
+            if s.get(c).is_some() {
+                out.used.push((name, c));
+            }
+        }
+        out.assumed.push(
+            "what the sleeping engine keeps through the update (its CUDA graphs, unless it runs eagerly) is not counted".to_string(),
+        );
+    }
+    if objective != Objective::Colocated {
+        return Ok(out);
+    }
+    // The old log-probs (the actor, no grad) and, with a KL term, the reference's: each runs
+    // its rows per GPU with the actor's states where the offload switches leave them
+    // (fsdp_workers.py:994-1034, 1058). The reference's parameters live on the CPU and are
+    // gathered unit by unit like the actor's (fsdp_workers.py:526, 552).
+    let rows = |c: Concept| s.int(c).map(|(n, _)| n.max(1) as u64);
+    let actor_rows =
+        rows(Concept::LogprobMicroBatch).ok_or(Gap::Missing("log-prob micro-batch"))?;
+    out.used.push(("log-prob rows", Concept::LogprobMicroBatch));
+    let ref_rows = if reference {
+        let r = rows(Concept::ReferenceLogprobMicroBatch);
+        if r.is_some() {
+            out.used.push((
+                "reference log-prob rows",
+                Concept::ReferenceLogprobMicroBatch,
+            ));
+        }
+        r
+    } else {
+        None
+    };
+    // flash-attn's cross-entropy reads the logits in place, in the update (its gradient written
+    // into them) and in the log-prob forward; without flash-attn a log-softmax copy of them is
+    // made and kept (verl/utils/torch_functional.py:31-38, 72-100). verl's padding-free path
+    // imports flash-attn on a GPU (verl/utils/attention_utils.py:30), so with it flash-attn is
+    // there. verl's fused kernels never make the logits (dp_actor.py:252-254).
+    let fused = yes(Concept::ChunkedLoss);
+    let in_place = yes(Concept::LogitsInPlace);
+    if in_place {
+        out.used.push(("logits in place", Concept::LogitsInPlace));
+    }
+    out.logits_in_place = in_place;
+    out.logprob_forward = Some(super::step::LogprobForward {
+        rows: actor_rows.max(ref_rows.unwrap_or(0)),
+        logits_copies: match (fused, in_place) {
+            (true, _) => 0,
+            (false, true) => 1,
+            (false, false) => 2,
+        },
+        optimizer_kept: !yes(Concept::PhaseOffloadOptimizer),
+    });
+    if !fused && !in_place {
+        out.logits_copies_lower = Some(1);
+        out.bound = Some(Bound::new(
+            "the loss's logits alone (flash-attn's cross-entropy, when installed) or with a log-softmax copy of them",
+            Decider::Unmodelled,
+        ));
+    }
+    if reference {
+        out.assumed.push(
+            "the reference model sits on the CPU between its forwards (verl offloads it): only its units in flight are on the GPUs".to_string(),
+        );
+    }
+    Ok(out)
 }
 
 /// What an RL trainer's sampling between updates holds on the training GPUs, read by
@@ -1328,6 +1497,10 @@ pub enum Objective {
     Kto,
     /// Online RL on sampled completions (GRPO, RLOO).
     Grpo,
+    /// Online RL whose phases take turns on the same GPUs (verl's hybrid engine): the actor's
+    /// update on prompt + response, the rollout engine's sampling and the no-grad log-prob
+    /// forwards, each the peak of its own instant.
+    Colocated,
 }
 
 impl Objective {
@@ -1357,11 +1530,7 @@ impl Objective {
             }
             // verl's hybrid engine: the actor's update, the reference, the critic and the
             // rollout engine take turns on the same GPUs, moving states on and off them.
-            "colocated-rl" => {
-                return Err(Gap::Unsupported(
-                    "RL whose actor update, reference, critic and rollout engine take turns on the same GPUs (their phases are not added up)",
-                ))
-            }
+            "colocated-rl" => Objective::Colocated,
             "online-rl" => {
                 return Err(Gap::Unsupported(
                     "online RL on sampled completions whose sampling settings hwlint does not read for this framework",

@@ -267,6 +267,9 @@ pub struct Plan {
     /// The loss reads per-token log-probabilities with TRL's `selective_log_softmax`: the
     /// logits and a row-wise log-softmax in the compute dtype, no fp32 copy of them.
     pub logprob_loss: bool,
+    /// With `logprob_loss`: flash-attn's Triton cross-entropy reads the logits and writes their
+    /// gradient into them (`inplace_backward`): the logits alone, in forward and backward.
+    pub logits_in_place: bool,
     /// A value head reads the last hidden states while the LM head's logits are computed and
     /// dropped (trl's AutoModelForCausalLMWithValueHead, LLaMA-Factory's reward model): the
     /// logits and their fp32 upcast pass through the end of forward, nothing of them is kept.
@@ -302,6 +305,40 @@ pub struct Plan {
     /// An RL trainer's sampling between updates, when the training process runs it with
     /// transformers' `model.generate` (TRL's GRPO/RLOO without vLLM).
     pub generation: Option<Generation>,
+    /// A colocated inference engine that samples between updates and sleeps through them
+    /// (verl's rollout under `free_cache_engine`, TRL's vLLM in sleep mode): what the GPUs hold
+    /// while it samples.
+    pub engine: Option<Engine>,
+    /// No-grad forwards that recompute the sampled tokens' log-probabilities (verl's old and
+    /// reference log-probs), with their own rows per GPU.
+    pub logprob_forward: Option<LogprobForward>,
+}
+
+/// What the GPUs hold while a colocated engine samples: its share of each card (vLLM sizes its
+/// weights, KV cache and working memory to `gpu_memory_utilization` of the whole card,
+/// vllm/v1/worker/gpu_worker.py:183-195 at vLLM 0.11.0) and the trainer's states that stay
+/// on the GPUs meanwhile (gradients are freed after each update).
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct Engine {
+    /// Bytes the engine holds on each GPU while it samples.
+    pub reserved: f64,
+    /// The trained model's parameters stay on the GPUs while it samples.
+    pub params_kept: bool,
+    /// The optimizer state stays on the GPUs while it samples.
+    pub optimizer_kept: bool,
+}
+
+/// A no-grad forward of the trained model (or a same-sized reference gathered unit by unit)
+/// over the sampled sequences: its logits for every token, and one block's working set.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct LogprobForward {
+    /// Sequences per GPU per forward.
+    pub rows: u64,
+    /// Vocabulary-wide tensors alive at once over the tokens: the logits, and a log-softmax
+    /// copy of them where the loss kernel makes one.
+    pub logits_copies: u64,
+    /// The optimizer state stays on the GPUs through the forward.
+    pub optimizer_kept: bool,
 }
 
 /// What `model.generate` holds in the training process while an RL trainer samples its
@@ -371,6 +408,7 @@ impl Plan {
             sequences: 1,
             reference_forward: false,
             logprob_loss: false,
+            logits_in_place: false,
             value_head: false,
             logits_tokens: None,
             unmodelled_kernels: false,
@@ -383,6 +421,8 @@ impl Plan {
             pipeline_parallel: 1,
             context_parallel: 1,
             generation: None,
+            engine: None,
+            logprob_forward: None,
         }
     }
 

@@ -43,7 +43,8 @@ pub fn usable_bytes(gpu: &Gpu, mem_fraction: Option<f64>) -> f64 {
 /// reuse the blocks backward freed when its temporaries are larger, so they stay reserved:
 ///
 /// need = max(fwd/bwd peak + a x transient, optimizer step + b x transient, loading,
-///            generation + a x its transient) + c
+///            generation + a x its transient, a colocated engine's sampling,
+///            log-prob forward + a x its transient) + c
 ///
 /// with a, b, c fitted on measured steps (rules/hardware.toml `[allocator]`,
 /// tests/calibration.rs).
@@ -67,6 +68,15 @@ pub fn need_with(est: &MemoryEstimate, a: &Allocator) -> f64 {
         .max(est.generating.map_or(0.0, |g| {
             g.total() + a.transient * (g.kv_cache + g.temporary)
         }))
+        // A colocated engine allocates its share in one piece beside states that do not move:
+        // nothing of it fragments.
+        .max(est.engine_sampling.map_or(0.0, |e| e.total()))
+        // The log-prob forward follows the update's frees, its logits and working set as
+        // transient as a forward's.
+        .max(
+            est.logprob_forward
+                .map_or(0.0, |f| f.total() + a.transient * (f.logits + f.temporary)),
+        )
         + a.overhead_bytes
 }
 

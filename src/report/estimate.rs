@@ -106,6 +106,35 @@ pub fn render_estimate(r: &EstimateReport) -> String {
             }
         ));
     }
+    if let (Some(engine), Some(at)) = (&p.engine, e.engine_sampling) {
+        out.push_str(&format!(
+            "  (the rollout engine samples between updates: {:.1} GiB of each card, beside {:.1} GiB of the trainer's states left on the GPUs ({}); {:.1} GiB allocated then)\n",
+            gib(engine.reserved),
+            gib(at.weights + at.optimizer),
+            match (engine.params_kept, engine.optimizer_kept) {
+                (true, true) => "parameters and optimizer state",
+                (true, false) => "parameters; the optimizer state is offloaded",
+                (false, true) => "optimizer state; the parameters are offloaded",
+                (false, false) => "both offloaded",
+            },
+            gib(at.total())
+        ));
+    }
+    if let (Some(f), Some(at)) = (&p.logprob_forward, e.logprob_forward) {
+        out.push_str(&format!(
+            "  (the log-prob forward: {} sequence{} of {} tokens without gradients, {:.1} GiB of logits{}; {:.1} GiB allocated then)\n",
+            f.rows,
+            if f.rows == 1 { "" } else { "s" },
+            p.seq_len,
+            gib(at.logits),
+            match f.logits_copies {
+                0 => " (none: fused kernels)",
+                1 => "",
+                _ => " with a log-softmax copy",
+            },
+            gib(at.total())
+        ));
+    }
     out.push_str(&format!(
         "\n  peak allocated {:.1} GiB ({}); the allocator reserves {:.1} GiB\n",
         gib(e.peak_bytes),
@@ -231,6 +260,8 @@ pub fn render_estimate_json(r: &EstimateReport) -> String {
         "generation_peak_allocated_bytes": e.generation_bytes(),
         "generation_weights_bytes": e.generating.map_or(0.0, |g| g.weights),
         "kv_cache_bytes": e.generation_kv_bytes,
+        "engine_sampling_allocated_bytes": e.engine_sampling.map(|a| a.total()),
+        "logprob_forward_allocated_bytes": e.logprob_forward.map(|a| a.total()),
         "need_bytes": r.need_bytes,
         "least_peak_allocated_bytes": r.least.as_ref().map(|l| l.peak_bytes),
         "bounded": r.bounded,

@@ -95,7 +95,7 @@ impl Context<'_> {
                 mem_fraction: self
                     .mem_fraction()
                     .map(|(f, _)| f)
-                    .or_else(|| self.colocated_share().map(|(s, _)| 1.0 - s)),
+                    .or_else(|| self.held_share().map(|(s, _)| 1.0 - s)),
                 semantics: &self.dialect.semantics,
             })
         })
@@ -115,6 +115,18 @@ impl Context<'_> {
         self.setup
             .float(Concept::ColocatedShare)
             .filter(|(s, _)| *s > 0.0 && *s < 1.0)
+    }
+
+    /// The colocated engine's share when it holds it through the update too (TRL's vLLM
+    /// without sleep mode, verl's rollout with `free_cache_engine: false`): training has the
+    /// rest of each card. An engine that sleeps through the update takes its share only while
+    /// it samples, an instant of the estimate of its own.
+    pub fn held_share(&self) -> Option<(f64, &crate::dialect::Setting)> {
+        let sleeps = self
+            .setup
+            .bool(Concept::EngineSleeps)
+            .is_some_and(|(b, _)| b);
+        self.colocated_share().filter(|_| !sleeps)
     }
 
     /// The estimate for the memory rules (HW101-HW105): none when the run does not train on
@@ -374,9 +386,16 @@ impl Context<'_> {
             .iter()
             .filter(|s| current.origin.is_explicit() && s.key == cur_key)
             .find(yields);
+        // A key read only under a condition the file does not meet (verl's FSDP dtype under
+        // a Megatron actor) is no key to write.
+        let applies = |src: &&crate::dialect::Source| {
+            src.when.as_ref().is_none_or(|c| {
+                crate::dialect::condition_holds(self.dialect.loader, self.root, c) != Some(false)
+            })
+        };
         let (source, raw) = preferred
             .into_iter()
-            .chain(spec.from.iter())
+            .chain(spec.from.iter().filter(applies))
             .find_map(|src| {
                 let map = src.map.as_ref()?;
                 // The most explicit spelling (`16-mixed` over `16`).

@@ -12,8 +12,10 @@
 //!
 //! The message adds the need up from what is allocated at the step's peak instant (the end of
 //! forward, the start of backward, the recompute or backward of the last block, the optimizer
-//! step, loading a quantized base, or an RL trainer sampling its completions with
-//! `model.generate` in the training process), by kind, the three largest named:
+//! step, loading a quantized base, an RL trainer sampling its completions with
+//! `model.generate` in the training process, a colocated rollout engine sampling between updates
+//! (verl; TRL's vLLM in sleep mode), or verl's no-grad log-prob forward), by kind, the three
+//! largest named:
 //! - weights: the parameters on this GPU (a shard and the gathered blocks under ZeRO-3/FSDP),
 //!   a frozen reference model's, and LoRA adapters in fp32;
 //! - gradients: all of them when the step is at the optimizer or accumulates, else the ones
@@ -25,6 +27,10 @@
 //! - KV cache: the keys and values of the sequences an RL trainer samples at once (TRL's GRPO
 //!   without vLLM: the accumulation's micro-batches by default), while the weights (the whole
 //!   model under ZeRO-3 unless `ds3_gather_for_generation: false`) and optimizer state stay;
+//! - rollout engine: the share of each card a colocated engine (vLLM, SGLang) reserves while it
+//!   samples (`gpu_memory_utilization` of the whole card), beside the trainer's parameters and
+//!   optimizer state that its offload switches leave on the GPUs; an engine that sleeps through
+//!   the update is counted only then, one that does not is taken off the usable memory;
 //! - temporary: what exists only at that instant: autocast's 16-bit copies of the weights, a
 //!   recomputed block's activations, a block's backward working set, the optimizer step's
 //!   foreach copies, a block dequantized while loading;
@@ -62,7 +68,9 @@
 //! Unsafe when the config has no accumulation key (the effective batch would change). No fix
 //! when not even a micro-batch of 1 fits; the message says what would (for a peak in the
 //! sampling between updates, which the micro-batch does not change: fewer sequences sampled at
-//! once, the ZeRO-3 shards kept, or vLLM). Under the built-in
+//! once, the ZeRO-3 shards kept, or vLLM; for a rollout engine's sampling, the largest
+//! `gpu_memory_utilization` that fits, to 0.05, or the trainer's states offloaded while it
+//! samples; for verl's log-prob forward, the most rows per GPU that fit). Under the built-in
 //! default target the GPU is a guess: the fix is shown, not applied.
 
 use super::memory::{
@@ -70,7 +78,10 @@ use super::memory::{
     need_with, per_device_batch,
 };
 use super::{Context, Violation};
-use crate::estimate::memory::{Checkpointing, Plan, GENERATING};
+use crate::estimate::memory::{
+    estimate, Checkpointing, Plan, ENGINE_SAMPLING, GENERATING, LOGPROB_FORWARD,
+};
+use crate::estimate::verdict::need_bytes;
 use crate::estimate::verdict::{max_micro_batch, HEADROOM_LINE};
 
 pub(crate) fn check(ctx: &Context) -> Vec<Violation> {
@@ -190,6 +201,12 @@ pub(crate) fn check(ctx: &Context) -> Vec<Violation> {
                 one / usable * 100.0
             ))
         }
+        None if e.estimate.peak_at == ENGINE_SAMPLING => {
+            message.push_str(&engine_advice(ctx, plan, usable));
+        }
+        None if e.estimate.peak_at == LOGPROB_FORWARD => {
+            message.push_str(&logprob_advice(ctx, plan, usable));
+        }
         None if fitting == 0 && e.estimate.peak_at == GENERATING => {
             message.push_str(&format!(
                 ": the peak is the sampling between updates, {}, and a smaller micro-batch does not shrink it; {}",
@@ -242,6 +259,102 @@ pub(crate) fn check(ctx: &Context) -> Vec<Violation> {
         span: ctx.batch_span(),
         fix,
     }]
+}
+
+/// The key the dialect reads `concept` from first, for advice.
+fn key_of(ctx: &Context, concept: crate::dialect::Concept) -> Option<String> {
+    ctx.dialect
+        .settings
+        .get(&concept)
+        .and_then(|spec| spec.from.first())
+        .map(|s| s.key.clone())
+}
+
+/// Why a colocated engine's sampling is the peak, and what shrinks it: a smaller share (the
+/// largest that fits, to 0.05), or the trainer's states moved off the GPUs while it samples.
+fn engine_advice(ctx: &Context, plan: &Plan, usable: f64) -> String {
+    use crate::dialect::Concept;
+    let Some(engine) = plan.engine else {
+        return String::new();
+    };
+    let at = estimate(plan).engine_sampling.unwrap_or_default();
+    let states = at.weights + at.optimizer;
+    let vram = ctx.target.gpu.vram_bytes as f64;
+    let share = engine.reserved / vram;
+    let mut out = format!(
+        ": the peak is the rollout engine's sampling, its {share:.2} of each card ({} GiB) beside {} GiB of the trainer's states left on the GPUs, and a smaller micro-batch does not shrink it",
+        gib(engine.reserved),
+        gib(states)
+    );
+    let mut ways = Vec::new();
+    // The largest share, in steps of 0.05, that leaves room for the states and the allocator.
+    let room = usable - (need_bytes(&estimate(plan)) - at.total()) - states;
+    let fits = (room / vram * 20.0).floor() / 20.0;
+    if let Some(k) = key_of(ctx, Concept::ColocatedShare) {
+        if fits >= 0.1 && fits < share {
+            ways.push(format!(
+                "lower `{k}` to {fits:.2} (a smaller KV cache: fewer sequences sampled at once)"
+            ));
+        }
+    }
+    for (kept, c) in [
+        (engine.params_kept, Concept::PhaseOffloadParams),
+        (engine.optimizer_kept, Concept::PhaseOffloadOptimizer),
+    ] {
+        if let (true, Some(k)) = (kept, key_of(ctx, c)) {
+            ways.push(format!(
+                "set `{k}: true` (moved to the CPU while the engine samples)"
+            ));
+        }
+    }
+    ways.push("use a GPU with more memory".to_string());
+    out.push_str("; ");
+    out.push_str(&ways.join(", or "));
+    out
+}
+
+/// Why the no-grad log-prob forward is the peak, and the most rows per GPU that fit.
+fn logprob_advice(ctx: &Context, plan: &Plan, usable: f64) -> String {
+    use crate::dialect::Concept;
+    let Some(f) = plan.logprob_forward else {
+        return String::new();
+    };
+    let fits = |rows: u64| {
+        let mut p = plan.clone();
+        p.logprob_forward = Some(crate::estimate::step::LogprobForward { rows, ..f });
+        need_bytes(&estimate(&p)) <= usable * HEADROOM_LINE
+    };
+    // Memory grows with the rows: the most that fit, by bisection (rows may be any number).
+    let most = fits(1).then(|| {
+        let (mut lo, mut hi) = (1u64, f.rows.max(2));
+        while hi - lo > 1 {
+            let mid = lo + (hi - lo) / 2;
+            if fits(mid) {
+                lo = mid;
+            } else {
+                hi = mid;
+            }
+        }
+        lo
+    });
+    let key = key_of(ctx, Concept::LogprobMicroBatch)
+        .map_or("the log-prob micro-batch".to_string(), |k| format!("`{k}`"));
+    let mut out = format!(
+        ": the peak is the log-prob forward, {} sequence{} of {} tokens without gradients, whose logits the actor's micro-batch does not change; ",
+        f.rows,
+        if f.rows == 1 { "" } else { "s" },
+        plan.seq_len
+    );
+    match most {
+        Some(r) => out.push_str(&format!(
+            "{r} per GPU fit{} under 90% of usable memory: lower {key} (and the reference's) to {r}",
+            if r == 1 { "s" } else { "" }
+        )),
+        None => out.push_str(&format!(
+            "not even 1 per GPU fits: lower {key}, or use a GPU with more memory"
+        )),
+    }
+    out
 }
 
 /// `64 sequences of 512 + 2048 tokens at once with `model.generate``.

@@ -32,6 +32,7 @@ use super::memory::{
 };
 use super::{Context, Violation};
 use crate::estimate::memory::Checkpointing;
+use crate::estimate::memory::{ENGINE_SAMPLING, LOGPROB_FORWARD};
 use crate::estimate::verdict::{max_micro_batch, HEADROOM_LINE};
 use crate::fix::Applicability;
 
@@ -65,12 +66,21 @@ pub(crate) fn check(ctx: &Context) -> Vec<Violation> {
     // Near the line, only an exact verdict says anything: with sharding unknown, stay silent.
     // A range the run's own steps span (V-JEPA's masks) is held at its high end, which some
     // step reaches.
-    if !m.exact() && !m.steps_only() {
+    // A range whose two ends need the same (a bounded option away from the peak instant)
+    // is one figure.
+    let one_figure = m.least().verdict.need_bytes == m.most.verdict.need_bytes;
+    if !m.exact() && !m.steps_only() && !one_figure {
         return vec![];
     }
     let m = &m.most;
     let share = m.verdict.share();
     if !(HEADROOM_LINE..=1.0).contains(&share) {
+        return vec![];
+    }
+    // A colocated engine sizes its KV cache to the share it is given, and the log-prob
+    // forward's rows are no micro-batch: near the line at those instants, no micro-batch
+    // advice holds (HW101 speaks when they do not fit).
+    if [ENGINE_SAMPLING, LOGPROB_FORWARD].contains(&m.estimate.peak_at) {
         return vec![];
     }
     let plan = &m.plan;

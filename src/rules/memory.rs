@@ -267,7 +267,7 @@ pub(crate) fn gpu_named(ctx: &Context) -> String {
     } else {
         ctx.target.gpu.key.clone()
     };
-    if let (None, Some((share, set))) = (ctx.mem_fraction(), ctx.colocated_share()) {
+    if let (None, Some((share, set))) = (ctx.mem_fraction(), ctx.held_share()) {
         return format!(
             "{gpu} less the {share} of its memory vLLM takes beside training ({})",
             set.origin.describe()
@@ -306,6 +306,7 @@ mod tests {
             activations,
             logits,
             kv_cache: 0.0,
+            engine: 0.0,
             temporary,
         };
         MemoryEstimate {
@@ -327,6 +328,8 @@ mod tests {
             loading_bytes: 0.0,
             generating: None,
             generation_kv_bytes: 0.0,
+            engine_sampling: None,
+            logprob_forward: None,
             checkpointed: false,
         }
     }
