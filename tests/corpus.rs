@@ -427,8 +427,8 @@ const NOT_ESTIMATED: &[(&str, &str)] = &[
 const MISSING_BY_DESIGN: &[(&str, &str, &str)] = &[
     (
         "volcengine__verl/verl/trainer/config/_generated_ppo_megatron_trainer.yaml",
-        "no recipe for PPO with a critic (`critic.enable`, else `algorithm.adv_estimator: gae`, verl's default): a value model trained on the same GPUs, whose update and states are not added to the actor's",
-        "verl's composed Megatron defaults: `adv_estimator: gae` trains a critic beside the actor (verl/trainer/ppo/utils.py:86-97), and the actor is Megatron's; hwlint estimates verl's critic-less FSDP runs only (the update, the rollout engine's sampling and the log-prob forwards)",
+        "no recipe for verl's Megatron actor (its distributed optimizer and offload switches are not read)",
+        "verl's composed Megatron defaults (`strategy: megatron`): the Megatron actor keeps bf16 weights and its distributed optimizer's fp32 shards with offload switches of its own (megatron_workers.py:344-374), none of it read; hwlint estimates verl's FSDP actor (the update, the rollout engine's sampling, the log-prob forwards, a critic's update)",
     ),
     (
         "axolotl-ai-cloud__axolotl/examples/ebft/",

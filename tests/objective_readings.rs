@@ -8,7 +8,7 @@
 #[path = "support/planned.rs"]
 mod support;
 
-use hwlint::estimate::memory::estimate;
+use hwlint::estimate::memory::{estimate, Checkpointing};
 use hwlint::estimate::plan::Planned;
 use support::gib;
 
@@ -518,15 +518,51 @@ fn trl_grpo_with_vllm_sleep_mode_takes_its_share_only_to_sample() {
     );
 }
 
-/// verl runs hwlint has no recipe for are refused with their reason, never sized as the actor
-/// alone: a critic (`adv_estimator: gae`), LoRA on the fp32 actor, the Megatron actor.
+/// #25 item 2: verl's PPO trains a critic on the same GPUs. Its update, a one-output model on
+/// the actor's sequences at its own micro-batch, is an instant of its own beside the actor's
+/// kept states, and the critic's kept states sit beside every instant of the actor's. Without
+/// checkpointing its 32 sequences are the peak; HW101 names the critic's key and the
+/// micro-batch that fits.
 #[test]
-fn verl_runs_with_a_critic_lora_or_megatron_are_not_estimated() {
+fn verl_ppo_counts_the_critic_update_and_its_states_beside_the_actor() {
+    let path = support::fixture(DIR, "verl-ppo-critic.yaml");
+    let p = support::plan_at(&path, Some(8)).unwrap().plan;
+    let c = p.critic.as_ref().expect("gae trains a critic");
+    assert_eq!((c.plan.batch, c.plan.seq_len), (32, 1536));
+    assert!(c.plan.arch.no_lm_loss && c.plan.checkpointing == Checkpointing::None);
+    assert!(c.params_kept && c.optimizer_kept && c.actor_params_kept);
+    let e = estimate(&p);
+    assert_eq!(e.peak_at, "the critic's update");
+    // The critic's fp32 shard and Adam state (12 bytes a parameter over 8 GPUs) are beside
+    // the engine's share, as the actor's are: the sampling holds both.
+    let alone = estimate(&hwlint::estimate::step::Plan {
+        critic: None,
+        ..p.clone()
+    });
+    let sampling = e.engine_sampling.unwrap().total() - alone.engine_sampling.unwrap().total();
+    let critic_states = 12.0 * estimate(&c.plan).params as f64 / 8.0;
+    assert!(
+        (sampling / critic_states - 1.0).abs() < 0.01,
+        "{sampling} beside the sampling for {critic_states}"
+    );
+    let found = findings_on_h100(&path);
+    assert!(
+        found
+            .iter()
+            .any(|(c, m)| c == "HW101"
+                && m.contains("lower `critic.ppo_micro_batch_size_per_gpu` to")),
+        "{found:?}"
+    );
+}
+
+/// verl runs hwlint has no recipe for are refused with their reason, never sized as the actor
+/// alone: LoRA on the fp32 actor (a rank or a saved adapter), the Megatron actor.
+#[test]
+fn verl_runs_with_lora_or_megatron_are_not_estimated() {
     let base =
         std::fs::read_to_string(support::fixture(DIR, "verl-grpo-engine-offload.yaml")).unwrap();
     let dir = tempfile::tempdir().unwrap();
     for (from, to, why) in [
-        ("adv_estimator: grpo", "adv_estimator: gae", "critic"),
         (
             "    use_remove_padding: true",
             "    use_remove_padding: true\n    lora_rank: 64",

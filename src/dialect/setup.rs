@@ -208,6 +208,15 @@ pub enum Concept {
     /// gradient in place and makes no log-softmax copy of them (verl, whose padding-free path
     /// needs flash-attn on a GPU).
     LogitsInPlace,
+    /// The critic's model, when a critic trains (verl's `critic.model.path`).
+    CriticModel,
+    /// The critic's micro-batch per GPU in its update (verl's `critic.ppo_micro_batch_size_per_gpu`).
+    CriticMicroBatch,
+    /// The critic's activation checkpointing (`none`, `full`).
+    CriticCheckpointing,
+    /// The critic's parameters / optimizer state are moved to host memory between its updates.
+    CriticOffloadParams,
+    CriticOffloadOptimizer,
 }
 
 /// The type a concept's value has once mapped.
@@ -253,7 +262,8 @@ impl Concept {
             | GenerationBatch
             | StepsPerGeneration
             | LogprobMicroBatch
-            | ReferenceLogprobMicroBatch => ValueType::Int,
+            | ReferenceLogprobMicroBatch
+            | CriticMicroBatch => ValueType::Int,
             Epochs | WarmupSteps | WarmupRatio | RamPerProcessGb | MemFraction | ColocatedShare
             | LoraDropout => ValueType::Float,
             PinMemory
@@ -285,7 +295,9 @@ impl Concept {
             | PhaseOffloadOptimizer
             | Critic
             | RewardModel
-            | LogitsInPlace => ValueType::Bool,
+            | LogitsInPlace
+            | CriticOffloadParams
+            | CriticOffloadOptimizer => ValueType::Bool,
             Scheduler
             | Precision
             | WeightDtype
@@ -302,7 +314,9 @@ impl Concept {
             | LoraTargetParameters
             | LowPrecisionMatmuls
             | Objective
-            | Generator => ValueType::Str,
+            | Generator
+            | CriticModel
+            | CriticCheckpointing => ValueType::Str,
         }
     }
 }

@@ -54,6 +54,9 @@ pub struct MemoryEstimate {
     pub engine_sampling: Option<AtPeak>,
     /// The no-grad forwards that recompute the sampled tokens' log-probabilities (verl).
     pub logprob_forward: Option<AtPeak>,
+    /// A critic's update on the same GPUs (verl's PPO); the critic's kept states are in every
+    /// other instant.
+    pub critic_update: Option<CriticUpdate>,
     /// Activation checkpointing is in effect (the allocator fragments differently).
     pub checkpointed: bool,
 }
@@ -66,6 +69,23 @@ pub const ENGINE_SAMPLING: &str = "the rollout engine's sampling";
 
 /// The instant of the no-grad log-probability forward over the sampled sequences.
 pub const LOGPROB_FORWARD: &str = "the log-prob forward";
+
+/// The instant a critic trained on the same GPUs runs its update (verl's PPO).
+pub const CRITIC_UPDATE: &str = "the critic's update";
+
+/// A critic's update on the actor's GPUs: its own step's instants with the actor's states that
+/// stay beside it.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct CriticUpdate {
+    /// Allocated at the critic step's peak, the actor's kept states included.
+    pub at_peak: AtPeak,
+    /// Its largest forward/backward instant and the transient part of it, and its optimizer
+    /// step, the actor's kept states included.
+    pub fwd_bwd_bytes: f64,
+    pub fwd_bwd_transient_bytes: f64,
+    pub step_bytes: f64,
+    pub checkpointed: bool,
+}
 
 /// The allocated memory at one instant of the step, by kind.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Serialize)]
@@ -345,6 +365,10 @@ struct Terms {
     /// A colocated engine's sampling, and the no-grad log-prob forward (see [`Plan`]).
     engine: Option<AtPeak>,
     logprob_forward: Option<AtPeak>,
+    /// What stays on the GPUs between steps: the parameters (without units in flight) and the
+    /// optimizer's own state.
+    params_kept: f64,
+    optimizer_state: f64,
 }
 
 /// The terms of one model. `frozen` freezes all of it (a frozen tower of a composite: weights
@@ -919,6 +943,8 @@ fn terms(plan: &Plan, frozen: bool) -> Terms {
         gen_kv_full,
         engine,
         logprob_forward,
+        params_kept,
+        optimizer_state,
     }
 }
 
@@ -1025,13 +1051,85 @@ pub fn estimate(plan: &Plan) -> MemoryEstimate {
                 gen_kv_full: acc.gen_kv_full + t.gen_kv_full,
                 engine: acc.engine.or(t.engine),
                 logprob_forward: acc.logprob_forward.or(t.logprob_forward),
+                params_kept: acc.params_kept + t.params_kept,
+                optimizer_state: acc.optimizer_state + t.optimizer_state,
             }),
         _ => terms(plan, false),
     };
-    combine(
+    let e = combine(
         &t,
         plan.checkpointing != Checkpointing::None && t.checkpointable,
-    )
+    );
+    match &plan.critic {
+        Some(c) => with_critic(e, &t, c),
+        None => e,
+    }
+}
+
+/// The actor's estimate with a critic trained on the same GPUs in turns: the critic's kept
+/// states sit beside each of the actor's instants, and the critic's update, with the actor's
+/// kept states beside it, is an instant of its own.
+fn with_critic(mut e: MemoryEstimate, actor: &Terms, c: &super::step::Critic) -> MemoryEstimate {
+    let critic = estimate(&c.plan);
+    let own = terms(&c.plan, false);
+    let (cw, co) = (
+        if c.params_kept { own.params_kept } else { 0.0 },
+        if c.optimizer_kept {
+            own.optimizer_state
+        } else {
+            0.0
+        },
+    );
+    let beside = |a: &mut AtPeak| {
+        a.weights += cw;
+        a.optimizer += co;
+    };
+    beside(&mut e.at_peak);
+    for a in [
+        &mut e.engine_sampling,
+        &mut e.logprob_forward,
+        &mut e.generating,
+    ]
+    .into_iter()
+    .flatten()
+    {
+        beside(a);
+    }
+    e.weights_bytes += cw;
+    e.optimizer_bytes += co;
+    e.peak_bytes += cw + co;
+    e.fwd_bwd_bytes += cw + co;
+    e.step_bytes += cw + co;
+    let (aw, ao) = (
+        if c.actor_params_kept {
+            actor.params_kept
+        } else {
+            0.0
+        },
+        if c.actor_optimizer_kept {
+            actor.optimizer_state
+        } else {
+            0.0
+        },
+    );
+    let mut at_peak = critic.at_peak;
+    at_peak.weights += aw;
+    at_peak.optimizer += ao;
+    let update = CriticUpdate {
+        at_peak,
+        fwd_bwd_bytes: critic.fwd_bwd_bytes + aw + ao,
+        fwd_bwd_transient_bytes: critic.fwd_bwd_transient_bytes,
+        step_bytes: critic.step_bytes + aw + ao,
+        checkpointed: critic.checkpointed,
+    };
+    if at_peak.total() > e.peak_bytes {
+        e.peak_at = CRITIC_UPDATE;
+        e.at_peak = at_peak;
+        e.peak_bytes = at_peak.total();
+        e.temporary_bytes = at_peak.temporary;
+    }
+    e.critic_update = Some(update);
+    e
 }
 
 /// The peak over the instants of a step.
@@ -1193,6 +1291,7 @@ fn combine(t: &Terms, checkpointed: bool) -> MemoryEstimate {
         generation_kv_bytes: t.gen_kv_full,
         engine_sampling: t.engine,
         logprob_forward: t.logprob_forward,
+        critic_update: None,
         checkpointed,
     }
 }

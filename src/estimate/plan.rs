@@ -985,10 +985,11 @@ pub fn plan_for(i: &Inputs) -> Result<Planned, Gap> {
         logits_tokens,
         unmodelled_kernels: false,
         flat_grads: fsdp1_mixed_flat,
-        accumulating: s
-            .int(Concept::GradAccum)
-            .or_else(|| linked.and_then(|l| l.int(Concept::GradAccum)))
-            .is_some_and(|(g, _)| g > 1),
+        // verl accumulates its per-GPU mini-batch's micro-batches (see `phases`).
+        accumulating: objective == Objective::Colocated
+            || s.int(Concept::GradAccum)
+                .or_else(|| linked.and_then(|l| l.int(Concept::GradAccum)))
+                .is_some_and(|(g, _)| g > 1),
         zero_stage,
         gpus,
         offload_optimizer: flag(Concept::OffloadOptimizer),
@@ -1005,7 +1006,15 @@ pub fn plan_for(i: &Inputs) -> Result<Planned, Gap> {
         generation,
         engine: phases.engine,
         logprob_forward: phases.logprob_forward,
+        critic: None,
     };
+    let critic =
+        if objective == Objective::Colocated && s.bool(Concept::Critic).is_some_and(|(b, _)| b) {
+            Some(critic_for(i, &plan, &mut used, &mut assumed)?)
+        } else {
+            None
+        };
+    let plan = Plan { critic, ..plan };
     let flat_lower = fsdp1_flat_unknown.then(|| {
         bounded.push(Bound::new(
             "FSDP1 `use_orig_params` not set: the frozen base's flat parameters with or without gradients",
@@ -1116,17 +1125,12 @@ pub fn plan_for(i: &Inputs) -> Result<Planned, Gap> {
     })
 }
 
-/// verl's models beside the actor that hwlint has no recipe for: a critic (a second trained
-/// model, `need_critic`, verl/trainer/ppo/utils.py:86-97 at verl@b178a3cd5) or a reward model
-/// on the same GPUs (main_ppo.py:221-244).
+/// verl's runs beside the actor that hwlint has no recipe for: a critic it cannot tell runs
+/// (`need_critic`, verl/trainer/ppo/utils.py:86-97 at verl@b178a3cd5, on a run-time value), a
+/// reward model on the same GPUs (main_ppo.py:221-244), the Megatron actor, LoRA.
 fn colocated_models(s: &TrainingSetup) -> Result<(), Gap> {
     if s.is_unknown(Concept::Critic) {
         return Err(Gap::Missing("critic"));
-    }
-    if s.bool(Concept::Critic).is_some_and(|(b, _)| b) {
-        return Err(Gap::Unsupported(
-            "PPO with a critic (`critic.enable`, else `algorithm.adv_estimator: gae`, verl's default): a value model trained on the same GPUs, whose update and states are not added to the actor's",
-        ));
     }
     if s.bool(Concept::RewardModel).is_some_and(|(b, _)| b) {
         return Err(Gap::Unsupported(
@@ -1147,6 +1151,82 @@ fn colocated_models(s: &TrainingSetup) -> Result<(), Gap> {
         ));
     }
     Ok(())
+}
+
+/// verl's critic: its model with a one-output head (`AutoModelForTokenClassification`,
+/// `num_labels = 1`, fsdp_workers.py:1307 at verl@b178a3cd5: no vocabulary logits), trained like
+/// the actor (fp32 weights unless `model_dtype`, fsdp_workers.py:1289; bf16 compute under FSDP's
+/// mixed precision, :1395-1403; sharded over the same GPUs) on the actor's sequences, with its
+/// own micro-batch and checkpointing (critic/dp_critic.yaml). Its optimizer frees the gradients
+/// after each update (dp_critic.py:262), and its offload switches move its states off the GPUs
+/// outside its own phases (fsdp_workers.py:1560-1586).
+fn critic_for(
+    i: &Inputs,
+    actor: &Plan,
+    used: &mut Vec<(&'static str, Concept)>,
+    assumed: &mut Vec<String>,
+) -> Result<super::step::Critic, Gap> {
+    let s = i.setup;
+    let yes = |c: Concept| s.bool(c).is_some_and(|(b, _)| b);
+    let (name, _) = s
+        .str(Concept::CriticModel)
+        .ok_or(Gap::Missing("critic model"))?;
+    let arch = find_model(name, i.models, i.base_dir).ok_or(Gap::Missing("critic model"))?;
+    let batch = s
+        .int(Concept::CriticMicroBatch)
+        .map(|(b, _)| b.max(1) as u64)
+        .ok_or(Gap::Missing("critic micro-batch"))?;
+    let checkpointing = match s.str(Concept::CriticCheckpointing).map(|(c, _)| c) {
+        Some("full") => Checkpointing::Full,
+        Some("none") => Checkpointing::None,
+        _ => return Err(Gap::Missing("critic checkpointing")),
+    };
+    used.extend([
+        ("critic", Concept::Critic),
+        ("critic model", Concept::CriticModel),
+        ("critic batch_size", Concept::CriticMicroBatch),
+        ("critic checkpointing", Concept::CriticCheckpointing),
+    ]);
+    for (what, c) in [
+        ("critic parameters offloaded", Concept::CriticOffloadParams),
+        (
+            "critic optimizer offloaded",
+            Concept::CriticOffloadOptimizer,
+        ),
+    ] {
+        if s.get(c).is_some() {
+            used.push((what, c));
+        }
+    }
+    assumed.push(
+        "the critic computes as the actor does (16-bit over fp32 shards, on the actor's sequences); its no-grad value forward, with no vocabulary logits, is less than its update and not counted".to_string(),
+    );
+    let mut p = Plan::new(
+        name,
+        Architecture {
+            no_lm_loss: true,
+            tie_word_embeddings: true,
+            ..arch
+        },
+    );
+    p.batch = batch;
+    p.seq_len = actor.seq_len;
+    p.precision = actor.precision;
+    p.optimizer = actor.optimizer;
+    p.attention = actor.attention;
+    p.checkpointing = checkpointing;
+    p.master_weights = actor.master_weights;
+    p.fp32_reduce = actor.fp32_reduce;
+    p.zero_stage = actor.zero_stage;
+    p.gpus = actor.gpus;
+    p.accumulating = actor.accumulating;
+    Ok(super::step::Critic {
+        plan: Box::new(p),
+        params_kept: !yes(Concept::CriticOffloadParams),
+        optimizer_kept: !yes(Concept::CriticOffloadOptimizer),
+        actor_params_kept: !yes(Concept::PhaseOffloadParams),
+        actor_optimizer_kept: !yes(Concept::PhaseOffloadOptimizer),
+    })
 }
 
 /// The instants of an RL loop beside the update: a colocated engine's sampling when it sleeps
@@ -1210,6 +1290,9 @@ fn phases(i: &Inputs, objective: Objective, reference: bool) -> Result<Phases, G
     if objective != Objective::Colocated {
         return Ok(out);
     }
+    out.assumed.push(
+        "each update accumulates micro-batches (the per-GPU mini-batch, `ppo_mini_batch_size` x `rollout.n` over the GPUs, is split into them: dp_actor.py:551-558), so the gradient shards stay allocated through each one".to_string(),
+    );
     // The old log-probs (the actor, no grad) and, with a KL term, the reference's: each runs
     // its rows per GPU with the actor's states where the offload switches leave them
     // (fsdp_workers.py:994-1034, 1058). The reference's parameters live on the CPU and are
@@ -1444,6 +1527,10 @@ pub fn least_plan(planned: &Planned) -> Option<Plan> {
         if sharding_unknown {
             p.zero_stage = 3;
             p.gpus = FLOOR_SHARDS;
+            if let Some(c) = &mut p.critic {
+                c.plan.zero_stage = 3;
+                c.plan.gpus = FLOOR_SHARDS;
+            }
         }
         p
     })

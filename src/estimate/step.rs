@@ -312,6 +312,22 @@ pub struct Plan {
     /// No-grad forwards that recompute the sampled tokens' log-probabilities (verl's old and
     /// reference log-probs), with their own rows per GPU.
     pub logprob_forward: Option<LogprobForward>,
+    /// A critic (value model) trained on the same GPUs between the actor's phases (verl's PPO).
+    pub critic: Option<Critic>,
+}
+
+/// A critic trained on the same GPUs as the actor, in turns: its update is an instant of the
+/// run of its own, and what each keeps on the GPUs sits beside the other's instants.
+#[derive(Debug, Clone, Serialize)]
+pub struct Critic {
+    /// Its update, planned like the actor's: its model with a one-output head, its micro-batch.
+    pub plan: Box<Plan>,
+    /// The critic's parameters / optimizer state stay on the GPUs through the actor's phases.
+    pub params_kept: bool,
+    pub optimizer_kept: bool,
+    /// The actor's parameters / optimizer state stay on the GPUs through the critic's update.
+    pub actor_params_kept: bool,
+    pub actor_optimizer_kept: bool,
 }
 
 /// What the GPUs hold while a colocated engine samples: its share of each card (vLLM sizes its
@@ -423,6 +439,7 @@ impl Plan {
             generation: None,
             engine: None,
             logprob_forward: None,
+            critic: None,
         }
     }
 

@@ -44,7 +44,7 @@ pub fn usable_bytes(gpu: &Gpu, mem_fraction: Option<f64>) -> f64 {
 ///
 /// need = max(fwd/bwd peak + a x transient, optimizer step + b x transient, loading,
 ///            generation + a x its transient, a colocated engine's sampling,
-///            log-prob forward + a x its transient) + c
+///            log-prob forward + a x its transient, a critic's update as a step) + c
 ///
 /// with a, b, c fitted on measured steps (rules/hardware.toml `[allocator]`,
 /// tests/calibration.rs).
@@ -77,6 +77,16 @@ pub fn need_with(est: &MemoryEstimate, a: &Allocator) -> f64 {
             est.logprob_forward
                 .map_or(0.0, |f| f.total() + a.transient * (f.logits + f.temporary)),
         )
+        // A critic's update reserves as a step does, beside the actor's kept states.
+        .max(est.critic_update.map_or(0.0, |c| {
+            let t = c.fwd_bwd_transient_bytes;
+            let fb = if c.checkpointed {
+                a.transient_checkpointed
+            } else {
+                a.transient
+            };
+            (c.fwd_bwd_bytes + fb * t).max(c.step_bytes + a.step_transient * t)
+        }))
         + a.overhead_bytes
 }
 

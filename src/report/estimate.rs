@@ -135,6 +135,18 @@ pub fn render_estimate(r: &EstimateReport) -> String {
             gib(at.total())
         ));
     }
+    if let (Some(c), Some(at)) = (&p.critic, e.critic_update) {
+        let own = crate::estimate::memory::estimate(&c.plan).at_peak;
+        out.push_str(&format!(
+            "  (the critic's update: {} at micro-batch {} x {} tokens, checkpointing {}, beside {:.1} GiB the actor keeps on the GPUs; {:.1} GiB allocated then)\n",
+            c.plan.model,
+            c.plan.batch,
+            c.plan.seq_len,
+            value_name(c.plan.checkpointing),
+            gib(at.at_peak.weights + at.at_peak.optimizer - own.weights - own.optimizer),
+            gib(at.at_peak.total())
+        ));
+    }
     out.push_str(&format!(
         "\n  peak allocated {:.1} GiB ({}); the allocator reserves {:.1} GiB\n",
         gib(e.peak_bytes),
@@ -262,6 +274,7 @@ pub fn render_estimate_json(r: &EstimateReport) -> String {
         "kv_cache_bytes": e.generation_kv_bytes,
         "engine_sampling_allocated_bytes": e.engine_sampling.map(|a| a.total()),
         "logprob_forward_allocated_bytes": e.logprob_forward.map(|a| a.total()),
+        "critic_update_allocated_bytes": e.critic_update.map(|c| c.at_peak.total()),
         "need_bytes": r.need_bytes,
         "least_peak_allocated_bytes": r.least.as_ref().map(|l| l.peak_bytes),
         "bounded": r.bounded,

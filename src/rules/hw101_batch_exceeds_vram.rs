@@ -79,7 +79,7 @@ use super::memory::{
 };
 use super::{Context, Violation};
 use crate::estimate::memory::{
-    estimate, Checkpointing, Plan, ENGINE_SAMPLING, GENERATING, LOGPROB_FORWARD,
+    estimate, Checkpointing, Plan, CRITIC_UPDATE, ENGINE_SAMPLING, GENERATING, LOGPROB_FORWARD,
 };
 use crate::estimate::verdict::need_bytes;
 use crate::estimate::verdict::{max_micro_batch, HEADROOM_LINE};
@@ -207,6 +207,9 @@ pub(crate) fn check(ctx: &Context) -> Vec<Violation> {
         None if e.estimate.peak_at == LOGPROB_FORWARD => {
             message.push_str(&logprob_advice(ctx, plan, usable));
         }
+        None if e.estimate.peak_at == CRITIC_UPDATE => {
+            message.push_str(&critic_advice(ctx, plan, usable));
+        }
         None if fitting == 0 && e.estimate.peak_at == GENERATING => {
             message.push_str(&format!(
                 ": the peak is the sampling between updates, {}, and a smaller micro-batch does not shrink it; {}",
@@ -310,6 +313,66 @@ fn engine_advice(ctx: &Context, plan: &Plan, usable: f64) -> String {
     ways.push("use a GPU with more memory".to_string());
     out.push_str("; ");
     out.push_str(&ways.join(", or "));
+    out
+}
+
+/// Why a critic's update is the peak, and the largest critic micro-batch that fits.
+fn critic_advice(ctx: &Context, plan: &Plan, usable: f64) -> String {
+    use crate::dialect::Concept;
+    let Some(c) = &plan.critic else {
+        return String::new();
+    };
+    let fits = |batch: u64| {
+        let mut p = plan.clone();
+        if let Some(c) = &mut p.critic {
+            c.plan.batch = batch;
+        }
+        need_bytes(&estimate(&p)) <= usable * HEADROOM_LINE
+    };
+    let most = fits(1).then(|| {
+        let (mut lo, mut hi) = (1u64, c.plan.batch.max(2));
+        while hi - lo > 1 {
+            let mid = lo + (hi - lo) / 2;
+            if fits(mid) {
+                lo = mid;
+            } else {
+                hi = mid;
+            }
+        }
+        lo
+    });
+    let key = key_of(ctx, Concept::CriticMicroBatch)
+        .map_or("the critic's micro-batch".to_string(), |k| format!("`{k}`"));
+    let mut out = format!(
+        ": the peak is the critic's update ({} at micro-batch {} x {} tokens), which the actor's micro-batch does not change; ",
+        c.plan.model, c.plan.batch, c.plan.seq_len
+    );
+    match most {
+        Some(b) if b < c.plan.batch => out.push_str(&format!(
+            "micro-batch {b} fits under 90% of usable memory: lower {key} to {b}"
+        )),
+        _ => {
+            let mut ways = Vec::new();
+            for (kept, concept) in [
+                (c.actor_params_kept, Concept::PhaseOffloadParams),
+                (c.actor_optimizer_kept, Concept::PhaseOffloadOptimizer),
+            ] {
+                if let (true, Some(k)) = (kept, key_of(ctx, concept)) {
+                    ways.push(format!("set `{k}: true`"));
+                }
+            }
+            if c.plan.checkpointing == Checkpointing::None {
+                if let Some(k) = key_of(ctx, Concept::CriticCheckpointing) {
+                    ways.push(format!("set `{k}: true`"));
+                }
+            }
+            ways.push("use a GPU with more memory".to_string());
+            out.push_str(&format!(
+                "not even micro-batch 1 fits: {}",
+                ways.join(", or ")
+            ));
+        }
+    }
     out
 }
 

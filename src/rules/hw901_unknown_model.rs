@@ -173,6 +173,9 @@ fn concept_of(what: &str) -> Option<Concept> {
         "LoRA rank" => Concept::LoraR,
         "training objective" => Concept::Objective,
         "critic" => Concept::Critic,
+        "critic model" => Concept::CriticModel,
+        "critic micro-batch" => Concept::CriticMicroBatch,
+        "critic checkpointing" => Concept::CriticCheckpointing,
         "log-prob micro-batch" => Concept::LogprobMicroBatch,
         _ => return None,
     })
@@ -188,6 +191,11 @@ fn missing(ctx: &Context, what: &str) -> Vec<Violation> {
         Some((_, Some(s))) => match &s.value {
             SettingValue::Unknown(v) => format!(
                 "the {what} is only known at run time ({} is `{v}`)",
+                s.origin.describe()
+            ),
+            // A critic the catalog does not know (the actor's model is known).
+            SettingValue::Str(v) if what == "critic model" => format!(
+                "the critic model `{v}` (from {}) is not in hwlint's catalog: declare its architecture as [models.\"{v}\"] in hwlint.toml",
                 s.origin.describe()
             ),
             SettingValue::Str(v) => format!(

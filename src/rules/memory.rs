@@ -330,6 +330,7 @@ mod tests {
             generation_kv_bytes: 0.0,
             engine_sampling: None,
             logprob_forward: None,
+            critic_update: None,
             checkpointed: false,
         }
     }
