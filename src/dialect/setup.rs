@@ -217,6 +217,12 @@ pub enum Concept {
     /// The critic's parameters / optimizer state are moved to host memory between its updates.
     CriticOffloadParams,
     CriticOffloadOptimizer,
+    /// Each micro-batch packs its sequences' real tokens without padding (verl's
+    /// `use_remove_padding`): a step holds from the responses alone up to prompt + response at
+    /// their limits, as the sampled lengths fall.
+    PaddingRemoved,
+    /// The same for the critic (`critic.model.use_remove_padding`).
+    CriticPaddingRemoved,
 }
 
 /// The type a concept's value has once mapped.
@@ -297,7 +303,9 @@ impl Concept {
             | RewardModel
             | LogitsInPlace
             | CriticOffloadParams
-            | CriticOffloadOptimizer => ValueType::Bool,
+            | CriticOffloadOptimizer
+            | PaddingRemoved
+            | CriticPaddingRemoved => ValueType::Bool,
             Scheduler
             | Precision
             | WeightDtype

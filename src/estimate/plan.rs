@@ -418,6 +418,24 @@ pub fn plan_for(i: &Inputs) -> Result<Planned, Gap> {
         }
         None => return Err(Gap::Missing("sequence length")),
     };
+    // verl packs each micro-batch's real tokens (`use_remove_padding`): prompts run from none
+    // to their limit and responses end where sampling stops, so a step holds from the
+    // responses alone at their limit up to prompt + response at theirs, and steps late in the
+    // run (responses grow) reach the high end.
+    if objective == Objective::Colocated && s.bool(Concept::PaddingRemoved).is_some_and(|(b, _)| b)
+    {
+        if let Some((response, _)) = s.int(Concept::CompletionLength) {
+            let response = (response.max(1) as u64).min(seq_len);
+            if response < seq_len {
+                used.push(("padding removed", Concept::PaddingRemoved));
+                bounded.push(Bound::new(
+                    format!("padding removed: a micro-batch holds its sequences' real tokens, from its responses alone at their {response}-token limit (prompts of no length) to prompt + response at theirs ({seq_len})"),
+                    Decider::Steps,
+                ));
+                seq_lower = Some(response);
+            }
+        }
+    }
     // GRPO trains on prompt + completion and computes logits for the completion only.
     let mut grpo_tokens = None;
     let (seq_len, logits_tokens) = match objective {
@@ -1105,6 +1123,18 @@ pub fn plan_for(i: &Inputs) -> Result<Planned, Gap> {
             ..g
         }),
         ..plan.clone()
+    });
+    // At the low end, a critic that packs its tokens too holds the responses alone.
+    let critic_packs = s
+        .bool(Concept::CriticPaddingRemoved)
+        .is_some_and(|(b, _)| b);
+    let lower = lower.map(|mut l| {
+        if let (Some(c), Some(seq)) = (&mut l.critic, seq_lower) {
+            if critic_packs {
+                c.plan.seq_len = seq;
+            }
+        }
+        l
     });
     // At the low end, the parts whose tokens vary see a typical step's.
     let lower = lower.map(|mut l| {

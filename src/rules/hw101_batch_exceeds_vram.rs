@@ -125,8 +125,14 @@ pub(crate) fn check(ctx: &Context) -> Vec<Violation> {
     let mut message = format!(
         "one step of {} at {} ({}) needs ~{} GiB{spread} ({}) > {} GiB usable on {}{}",
         plan.model,
-        // An unset length is counted at its least (1 token): the step fails at any length.
-        if plan.seq_len < m.most.plan.seq_len {
+        // An unset length is counted at its least (1 token): the step fails at any length. (A
+        // length bounded otherwise, verl's packed responses, is said at its least.)
+        if plan.seq_len < m.most.plan.seq_len
+            && m.bounded.iter().any(|b| {
+                b.decided_by
+                    == crate::estimate::plan::Decider::Setting(crate::dialect::Concept::SeqLen)
+            })
+        {
             format!("micro-batch {} at any sequence length", plan.batch)
         } else {
             batch_phrase(plan)
@@ -347,32 +353,30 @@ fn critic_advice(ctx: &Context, plan: &Plan, usable: f64) -> String {
         ": the peak is the critic's update ({} at micro-batch {} x {} tokens), which the actor's micro-batch does not change; ",
         c.plan.model, c.plan.batch, c.plan.seq_len
     );
+    let mut ways = Vec::new();
     match most {
-        Some(b) if b < c.plan.batch => out.push_str(&format!(
-            "micro-batch {b} fits under 90% of usable memory: lower {key} to {b}"
+        Some(b) if b < c.plan.batch => ways.push(format!(
+            "lower {key} to {b} (it fits under 90% of usable memory)"
         )),
-        _ => {
-            let mut ways = Vec::new();
-            for (kept, concept) in [
-                (c.actor_params_kept, Concept::PhaseOffloadParams),
-                (c.actor_optimizer_kept, Concept::PhaseOffloadOptimizer),
-            ] {
-                if let (true, Some(k)) = (kept, key_of(ctx, concept)) {
-                    ways.push(format!("set `{k}: true`"));
-                }
-            }
-            if c.plan.checkpointing == Checkpointing::None {
-                if let Some(k) = key_of(ctx, Concept::CriticCheckpointing) {
-                    ways.push(format!("set `{k}: true`"));
-                }
-            }
-            ways.push("use a GPU with more memory".to_string());
-            out.push_str(&format!(
-                "not even micro-batch 1 fits: {}",
-                ways.join(", or ")
+        _ => out.push_str("not even micro-batch 1 fits; "),
+    }
+    if c.plan.checkpointing == Checkpointing::None {
+        if let Some(k) = key_of(ctx, Concept::CriticCheckpointing) {
+            ways.push(format!("turn the critic's checkpointing on (`{k}: true`)"));
+        }
+    }
+    for (kept, concept) in [
+        (c.actor_params_kept, Concept::PhaseOffloadParams),
+        (c.actor_optimizer_kept, Concept::PhaseOffloadOptimizer),
+    ] {
+        if let (true, Some(k)) = (kept, key_of(ctx, concept)) {
+            ways.push(format!(
+                "set `{k}: true` (off the GPUs during the critic's update)"
             ));
         }
     }
+    ways.push("use a GPU with more memory".to_string());
+    out.push_str(&ways.join(", or "));
     out
 }
 

@@ -13,10 +13,10 @@
 //!   model not in the catalog (declare it), a model key the file does not set, an input no
 //!   framework default gives, a model the dialect does not read (and why: `` `fused_loss` is
 //!   `true` ``, `` `model.use_dora` is `true` ``), a training loop the estimator has no recipe
-//!   for (PPO with its value and reward models; in verl, whose actor update, rollout engine and
-//!   log-prob forwards are estimated, a critic, a reward model on the same GPUs, LoRA on the
-//!   fp32 actor and the Megatron actor). A loop with no recipe is said first: naming the model
-//!   would not make the run estimable.
+//!   for (TRL's and LLaMA-Factory's PPO with their value and reward models; in verl, whose actor
+//!   update, rollout engine, log-prob forwards and critic are estimated, a reward model on the
+//!   same GPUs, LoRA on the fp32 actor and the Megatron actor). A loop with no recipe is said
+//!   first: naming the model would not make the run estimable.
 //!
 //! An unknown sequence length is bounded by the model's context, so it decides where it can
 //! (a small model fits at any length). The summary line counts the outcomes
