@@ -125,12 +125,13 @@ pub(crate) fn check(ctx: &Context) -> Vec<Violation> {
     let mut message = format!(
         "one step of {} at {} ({}) needs ~{} GiB{spread} ({}) > {} GiB usable on {}{}",
         plan.model,
-        // An unset length is counted at its least (1 token): the step fails at any length. (A
-        // length bounded otherwise, verl's packed responses, is said at its least.)
+        // An unset length (or prompt length) is counted at its least: the step fails at any
+        // length. (A length bounded otherwise, verl's packed responses, is said at its least.)
         if plan.seq_len < m.most.plan.seq_len
             && m.bounded.iter().any(|b| {
-                b.decided_by
-                    == crate::estimate::plan::Decider::Setting(crate::dialect::Concept::SeqLen)
+                use crate::dialect::Concept::{PromptLength, SeqLen};
+                use crate::estimate::plan::Decider::Setting;
+                [Setting(SeqLen), Setting(PromptLength)].contains(&b.decided_by)
             })
         {
             format!("micro-batch {} at any sequence length", plan.batch)
