@@ -450,10 +450,10 @@ fn verl_grpo_samples_with_the_engine_share_beside_the_actor_states() {
     assert!(engine.params_kept && engine.optimizer_kept);
     let lp = p.logprob_forward.expect("the log-prob forwards");
     assert_eq!(lp.rows, 16);
-    // With the padding removed a step holds its real tokens: from the 1024-token responses
-    // alone to prompt + response at their limits, reached as responses grow.
+    // With the padding removed a step holds its real tokens: from one a sequence to prompt +
+    // response at their limits, approached as responses grow.
     let lower = got.lower.as_ref().expect("the packed tokens are bounded");
-    assert_eq!(lower.seq_len, 1024);
+    assert_eq!(lower.seq_len, 1);
     assert!(got
         .bounded
         .iter()

@@ -418,23 +418,20 @@ pub fn plan_for(i: &Inputs) -> Result<Planned, Gap> {
         }
         None => return Err(Gap::Missing("sequence length")),
     };
-    // verl packs each micro-batch's real tokens (`use_remove_padding`): prompts run from none
-    // to their limit and responses end where sampling stops, so a step holds from the
-    // responses alone at their limit up to prompt + response at theirs, and steps late in the
-    // run (responses grow) reach the high end.
-    if objective == Objective::Colocated && s.bool(Concept::PaddingRemoved).is_some_and(|(b, _)| b)
+    // verl packs each micro-batch's real tokens (`use_remove_padding`): prompts are as long
+    // as the data's and responses end where sampling stops, so a step holds from a token a
+    // sequence up to prompt + response at their limits, which the steps whose responses run to
+    // the limit approach; a run sized for the limits is the one that does not stop.
+    if objective == Objective::Colocated
+        && seq_len > 1
+        && s.bool(Concept::PaddingRemoved).is_some_and(|(b, _)| b)
     {
-        if let Some((response, _)) = s.int(Concept::CompletionLength) {
-            let response = (response.max(1) as u64).min(seq_len);
-            if response < seq_len {
-                used.push(("padding removed", Concept::PaddingRemoved));
-                bounded.push(Bound::new(
-                    format!("padding removed: a micro-batch holds its sequences' real tokens, from its responses alone at their {response}-token limit (prompts of no length) to prompt + response at theirs ({seq_len})"),
-                    Decider::Steps,
-                ));
-                seq_lower = Some(response);
-            }
-        }
+        used.push(("padding removed", Concept::PaddingRemoved));
+        bounded.push(Bound::new(
+            format!("padding removed: a micro-batch holds its sequences' real tokens, from one each to prompt + response at their limits ({seq_len}), as long as the data and the sampling make them"),
+            Decider::Steps,
+        ));
+        seq_lower = Some(1);
     }
     // GRPO trains on prompt + completion and computes logits for the completion only.
     let mut grpo_tokens = None;
