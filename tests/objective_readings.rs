@@ -598,3 +598,18 @@ fn verl_runs_with_lora_or_megatron_are_not_estimated() {
         }
     }
 }
+
+/// axolotl passes `trl.vllm_enable_sleep_mode` to TRL under colocate mode: the engine's share is
+/// an instant of its own beside the weights, not taken off the update's card.
+#[test]
+fn axolotl_grpo_with_vllm_sleep_mode_takes_its_share_only_to_sample() {
+    let path = support::fixture(DIR, "axolotl-grpo-vllm-sleep.yaml");
+    let p = support::plan_at(&path, Some(1)).unwrap().plan;
+    let engine = p.engine.expect("the engine sleeps through the update");
+    let vram = 85_017_493_504.0;
+    assert!((engine.reserved / (0.5 * vram) - 1.0).abs() < 1e-9);
+    assert!(engine.params_kept && engine.optimizer_kept);
+    let at = estimate(&p).engine_sampling.unwrap();
+    // The frozen 16-bit base and the fp32 adapters with their AdamW moments stay.
+    assert!(at.weights > 1.5e9 * 2.0 && at.optimizer > 0.0, "{at:?}");
+}
