@@ -99,20 +99,11 @@ fn longest_fitting(plan: &Plan, context: u64, usable: f64) -> u64 {
         p.seq_len = n;
         crate::estimate::verdict::need_bytes(&super::memory::estimate(&p)) <= usable
     };
-    let (mut lo, mut hi) = (0u64, context);
-    if fits(hi) {
-        return hi;
+    if fits(context) {
+        return context;
     }
-    // fits(lo) holds (0 stands for none), fits(hi) does not.
-    while hi - lo > 1 {
-        let mid = lo + (hi - lo) / 2;
-        if fits(mid) {
-            lo = mid;
-        } else {
-            hi = mid;
-        }
-    }
-    lo
+    // fits(0) holds (0 stands for none), fits(context) does not.
+    crate::estimate::verdict::largest_below(0, context, fits)
 }
 
 /// [`ByLength`] for an estimate whose sequence length is bounded (not given by the config).

@@ -85,6 +85,8 @@ pub struct CriticUpdate {
     pub fwd_bwd_transient_bytes: f64,
     pub step_bytes: f64,
     pub checkpointed: bool,
+    /// Of the above, what the actor keeps on the GPUs beside it.
+    pub actor_kept_bytes: f64,
 }
 
 /// The allocated memory at one instant of the step, by kind.
@@ -1121,6 +1123,7 @@ fn with_critic(mut e: MemoryEstimate, actor: &Terms, c: &super::step::Critic) ->
         fwd_bwd_transient_bytes: critic.fwd_bwd_transient_bytes,
         step_bytes: critic.step_bytes + aw + ao,
         checkpointed: critic.checkpointed,
+        actor_kept_bytes: aw + ao,
     };
     if at_peak.total() > e.peak_bytes {
         e.peak_at = CRITIC_UPDATE;

@@ -99,6 +99,21 @@ pub fn verdict(est: &MemoryEstimate, usable: f64) -> Verdict {
     }
 }
 
+/// The largest `n` in `[lo, hi)` for which `fits` holds, given that it holds at `lo` and not at
+/// `hi` (memory grows with `n`): a bisection, so any `hi` a file writes is cheap.
+pub fn largest_below(lo: u64, hi: u64, fits: impl Fn(u64) -> bool) -> u64 {
+    let (mut lo, mut hi) = (lo, hi);
+    while hi.saturating_sub(lo) > 1 {
+        let mid = lo + (hi - lo) / 2;
+        if fits(mid) {
+            lo = mid;
+        } else {
+            hi = mid;
+        }
+    }
+    lo
+}
+
 /// The largest micro-batch whose need stays under `share` of `usable` (0 if not even 1 does).
 pub fn max_micro_batch(plan: &Plan, usable: f64, share: f64) -> u64 {
     let fits = |b: u64| {
@@ -118,15 +133,7 @@ pub fn max_micro_batch(plan: &Plan, usable: f64, share: f64) -> u64 {
             return lo;
         }
     }
-    while hi - lo > 1 {
-        let mid = (lo + hi) / 2;
-        if fits(mid) {
-            lo = mid;
-        } else {
-            hi = mid;
-        }
-    }
-    lo
+    largest_below(lo, hi, fits)
 }
 
 #[cfg(test)]

@@ -136,14 +136,13 @@ pub fn render_estimate(r: &EstimateReport) -> String {
         ));
     }
     if let (Some(c), Some(at)) = (&p.critic, e.critic_update) {
-        let own = crate::estimate::memory::estimate(&c.plan).at_peak;
         out.push_str(&format!(
             "  (the critic's update: {} at micro-batch {} x {} tokens, checkpointing {}, beside {:.1} GiB the actor keeps on the GPUs; {:.1} GiB allocated then)\n",
             c.plan.model,
             c.plan.batch,
             c.plan.seq_len,
             value_name(c.plan.checkpointing),
-            gib(at.at_peak.weights + at.at_peak.optimizer - own.weights - own.optimizer),
+            gib(at.actor_kept_bytes),
             gib(at.at_peak.total())
         ));
     }

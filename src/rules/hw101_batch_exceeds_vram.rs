@@ -82,7 +82,7 @@ use crate::estimate::memory::{
     estimate, Checkpointing, Plan, CRITIC_UPDATE, ENGINE_SAMPLING, GENERATING, LOGPROB_FORWARD,
 };
 use crate::estimate::verdict::need_bytes;
-use crate::estimate::verdict::{max_micro_batch, HEADROOM_LINE};
+use crate::estimate::verdict::{largest_below, max_micro_batch, HEADROOM_LINE};
 
 pub(crate) fn check(ctx: &Context) -> Vec<Violation> {
     let Some(m) = ctx.gpu_memory() else {
@@ -287,7 +287,8 @@ fn engine_advice(ctx: &Context, plan: &Plan, usable: f64) -> String {
     let Some(engine) = plan.engine else {
         return String::new();
     };
-    let at = estimate(plan).engine_sampling.unwrap_or_default();
+    let e = estimate(plan);
+    let at = e.engine_sampling.unwrap_or_default();
     let states = at.weights + at.optimizer;
     let vram = ctx.target.gpu.vram_bytes as f64;
     let share = engine.reserved / vram;
@@ -298,7 +299,7 @@ fn engine_advice(ctx: &Context, plan: &Plan, usable: f64) -> String {
     );
     let mut ways = Vec::new();
     // The largest share, in steps of 0.05, that leaves room for the states and the allocator.
-    let room = usable - (need_bytes(&estimate(plan)) - at.total()) - states;
+    let room = usable - (need_bytes(&e) - at.total()) - states;
     let fits = (room / vram * 20.0).floor() / 20.0;
     if let Some(k) = key_of(ctx, Concept::ColocatedShare) {
         if fits >= 0.1 && fits < share {
@@ -336,18 +337,7 @@ fn critic_advice(ctx: &Context, plan: &Plan, usable: f64) -> String {
         }
         need_bytes(&estimate(&p)) <= usable * HEADROOM_LINE
     };
-    let most = fits(1).then(|| {
-        let (mut lo, mut hi) = (1u64, c.plan.batch.max(2));
-        while hi - lo > 1 {
-            let mid = lo + (hi - lo) / 2;
-            if fits(mid) {
-                lo = mid;
-            } else {
-                hi = mid;
-            }
-        }
-        lo
-    });
+    let most = fits(1).then(|| largest_below(1, c.plan.batch.max(2), fits));
     let key = key_of(ctx, Concept::CriticMicroBatch)
         .map_or("the critic's micro-batch".to_string(), |k| format!("`{k}`"));
     let mut out = format!(
@@ -392,19 +382,8 @@ fn logprob_advice(ctx: &Context, plan: &Plan, usable: f64) -> String {
         p.logprob_forward = Some(crate::estimate::step::LogprobForward { rows, ..f });
         need_bytes(&estimate(&p)) <= usable * HEADROOM_LINE
     };
-    // Memory grows with the rows: the most that fit, by bisection (rows may be any number).
-    let most = fits(1).then(|| {
-        let (mut lo, mut hi) = (1u64, f.rows.max(2));
-        while hi - lo > 1 {
-            let mid = lo + (hi - lo) / 2;
-            if fits(mid) {
-                lo = mid;
-            } else {
-                hi = mid;
-            }
-        }
-        lo
-    });
+    // Memory grows with the rows: the most that fit (rows may be any number).
+    let most = fits(1).then(|| largest_below(1, f.rows.max(2), fits));
     let key = key_of(ctx, Concept::LogprobMicroBatch)
         .map_or("the log-prob micro-batch".to_string(), |k| format!("`{k}`"));
     let mut out = format!(
