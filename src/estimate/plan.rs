@@ -1121,7 +1121,7 @@ pub fn plan_for(i: &Inputs) -> Result<Planned, Gap> {
         }),
         ..plan.clone()
     });
-    // At the low end, a critic that packs its tokens too holds the responses alone.
+    // At the low end, a critic that packs its tokens too holds one a sequence, as the actor.
     let critic_packs = s
         .bool(Concept::CriticPaddingRemoved)
         .is_some_and(|(b, _)| b);
