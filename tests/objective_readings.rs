@@ -565,7 +565,8 @@ fn verl_ppo_counts_the_critic_update_and_its_states_beside_the_actor() {
 }
 
 /// verl runs hwlint has no recipe for are refused with their reason, never sized as the actor
-/// alone: LoRA on the fp32 actor (a rank or a saved adapter), the Megatron actor.
+/// alone: LoRA on the fp32 actor (a rank or a saved adapter), the Megatron actor, the
+/// TensorRT-LLM rollout (its share is of the memory free when it starts).
 #[test]
 fn verl_runs_with_lora_or_megatron_are_not_estimated() {
     let base =
@@ -587,6 +588,7 @@ fn verl_runs_with_lora_or_megatron_are_not_estimated() {
             "    ppo_mini_batch_size: 256\n    strategy: megatron",
             "Megatron",
         ),
+        ("    name: vllm", "    name: trtllm", "TensorRT-LLM"),
     ] {
         let path = dir.path().join("run.yaml");
         std::fs::write(&path, base.replace(from, to)).unwrap();

@@ -1154,7 +1154,8 @@ pub fn plan_for(i: &Inputs) -> Result<Planned, Gap> {
 
 /// verl's runs beside the actor that hwlint has no recipe for: a critic it cannot tell runs
 /// (`need_critic`, verl/trainer/ppo/utils.py:86-97 at verl@b178a3cd5, on a run-time value), a
-/// reward model on the same GPUs (main_ppo.py:221-244), the Megatron actor, LoRA.
+/// reward model on the same GPUs (main_ppo.py:221-244), the TensorRT-LLM rollout, the Megatron
+/// actor, LoRA.
 fn colocated_models(s: &TrainingSetup) -> Result<(), Gap> {
     if s.is_unknown(Concept::Critic) {
         return Err(Gap::Missing("critic"));
@@ -1162,6 +1163,14 @@ fn colocated_models(s: &TrainingSetup) -> Result<(), Gap> {
     if s.bool(Concept::RewardModel).is_some_and(|(b, _)| b) {
         return Err(Gap::Unsupported(
             "a reward model scoring on the same GPUs as the actor (`reward_model.enable` without a pool of its own)",
+        ));
+    }
+    // TensorRT-LLM sizes its KV cache to a fraction of the memory free when it starts.
+    if s.str(Concept::Generator)
+        .is_some_and(|(g, _)| g == "trtllm")
+    {
+        return Err(Gap::Unsupported(
+            "verl's TensorRT-LLM rollout, which takes its share of the memory free when it starts",
         ));
     }
     // The Megatron actor keeps bf16 weights and its distributed optimizer's fp32 shards, with

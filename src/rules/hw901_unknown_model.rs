@@ -15,8 +15,8 @@
 //!   `true` ``, `` `model.use_dora` is `true` ``), a training loop the estimator has no recipe
 //!   for (TRL's and LLaMA-Factory's PPO with their value and reward models; in verl, whose actor
 //!   update, rollout engine, log-prob forwards and critic are estimated, a reward model on the
-//!   same GPUs, LoRA on the fp32 actor and the Megatron actor). A loop with no recipe is said
-//!   first: naming the model would not make the run estimable.
+//!   same GPUs, the TensorRT-LLM rollout, LoRA on the fp32 actor and the Megatron actor). A loop
+//!   with no recipe is said first: naming the model would not make the run estimable.
 //!
 //! An unknown sequence length is bounded by the model's context, so it decides where it can
 //! (a small model fits at any length). The summary line counts the outcomes
