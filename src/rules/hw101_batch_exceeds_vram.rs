@@ -280,6 +280,21 @@ fn key_of(ctx: &Context, concept: crate::dialect::Concept) -> Option<String> {
         .map(|s| s.key.clone())
 }
 
+/// The trainer's offload switches that are off, as advice: `set `KEY: true` (why)` for the
+/// parameters and the optimizer state the trainer keeps on the GPUs.
+fn offload_ways(ctx: &Context, (params, optimizer): (bool, bool), why: &str) -> Vec<String> {
+    use crate::dialect::Concept;
+    [
+        (params, Concept::PhaseOffloadParams),
+        (optimizer, Concept::PhaseOffloadOptimizer),
+    ]
+    .into_iter()
+    .filter(|(kept, _)| *kept)
+    .filter_map(|(_, c)| key_of(ctx, c))
+    .map(|k| format!("set `{k}: true` ({why})"))
+    .collect()
+}
+
 /// Why a colocated engine's sampling is the peak, and what shrinks it: a smaller share (the
 /// largest that fits, to 0.05), or the trainer's states moved off the GPUs while it samples.
 fn engine_advice(ctx: &Context, plan: &Plan, usable: f64) -> String {
@@ -308,16 +323,11 @@ fn engine_advice(ctx: &Context, plan: &Plan, usable: f64) -> String {
             ));
         }
     }
-    for (kept, c) in [
-        (engine.params_kept, Concept::PhaseOffloadParams),
-        (engine.optimizer_kept, Concept::PhaseOffloadOptimizer),
-    ] {
-        if let (true, Some(k)) = (kept, key_of(ctx, c)) {
-            ways.push(format!(
-                "set `{k}: true` (moved to the CPU while the engine samples)"
-            ));
-        }
-    }
+    ways.extend(offload_ways(
+        ctx,
+        (engine.params_kept, engine.optimizer_kept),
+        "moved to the CPU while the engine samples",
+    ));
     ways.push("use a GPU with more memory".to_string());
     out.push_str("; ");
     out.push_str(&ways.join(", or "));
@@ -356,16 +366,11 @@ fn critic_advice(ctx: &Context, plan: &Plan, usable: f64) -> String {
             ways.push(format!("turn the critic's checkpointing on (`{k}: true`)"));
         }
     }
-    for (kept, concept) in [
-        (c.actor_params_kept, Concept::PhaseOffloadParams),
-        (c.actor_optimizer_kept, Concept::PhaseOffloadOptimizer),
-    ] {
-        if let (true, Some(k)) = (kept, key_of(ctx, concept)) {
-            ways.push(format!(
-                "set `{k}: true` (off the GPUs during the critic's update)"
-            ));
-        }
-    }
+    ways.extend(offload_ways(
+        ctx,
+        (c.actor_params_kept, c.actor_optimizer_kept),
+        "off the GPUs during the critic's update",
+    ));
     ways.push("use a GPU with more memory".to_string());
     out.push_str(&ways.join(", or "));
     out
