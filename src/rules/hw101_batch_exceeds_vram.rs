@@ -135,6 +135,9 @@ pub(crate) fn check(ctx: &Context) -> Vec<Violation> {
             })
         {
             format!("micro-batch {} at any sequence length", plan.batch)
+        } else if plan.seq_len < m.most.plan.seq_len && plan.batch == m.most.plan.batch {
+            // The step as the file sets it: a packed step's least is a token a sequence.
+            batch_phrase(&m.most.plan)
         } else {
             batch_phrase(plan)
         },
