@@ -556,10 +556,9 @@ fn verl_ppo_counts_the_critic_update_and_its_states_beside_the_actor() {
     );
     let found = findings_on_h100(&path);
     assert!(
-        found
-            .iter()
-            .any(|(c, m)| c == "HW101"
-                && m.contains("lower `critic.ppo_micro_batch_size_per_gpu` to")),
+        found.iter().any(|(c, m)| c == "HW101"
+            && m.contains("at micro-batch 16 x 1536 tokens")
+            && m.contains("lower `critic.ppo_micro_batch_size_per_gpu` to")),
         "{found:?}"
     );
 }
