@@ -373,6 +373,17 @@ struct Terms {
     optimizer_state: f64,
 }
 
+impl Terms {
+    /// What stays on the GPUs outside this model's own phases, as (parameters, optimizer
+    /// state): each unless its offload switch moved it off.
+    fn kept(&self, params: bool, optimizer: bool) -> (f64, f64) {
+        (
+            if params { self.params_kept } else { 0.0 },
+            if optimizer { self.optimizer_state } else { 0.0 },
+        )
+    }
+}
+
 /// The terms of one model. `frozen` freezes all of it (a frozen tower of a composite: weights
 /// only, and its input needs no gradient, so it keeps no activations).
 fn terms(plan: &Plan, frozen: bool) -> Terms {
@@ -1009,6 +1020,11 @@ fn generation(
 
 /// The peak allocated memory of one training step.
 pub fn estimate(plan: &Plan) -> MemoryEstimate {
+    estimate_with_terms(plan).0
+}
+
+/// [`estimate`], with the terms it was taken from (a critic's kept states are read from them).
+fn estimate_with_terms(plan: &Plan) -> (MemoryEstimate, Terms) {
     let t = match plan.arch.family {
         Family::Composite => plan
             .part_plans()
@@ -1062,26 +1078,19 @@ pub fn estimate(plan: &Plan) -> MemoryEstimate {
         &t,
         plan.checkpointing != Checkpointing::None && t.checkpointable,
     );
-    match &plan.critic {
+    let e = match &plan.critic {
         Some(c) => with_critic(e, &t, c),
         None => e,
-    }
+    };
+    (e, t)
 }
 
 /// The actor's estimate with a critic trained on the same GPUs in turns: the critic's kept
 /// states sit beside each of the actor's instants, and the critic's update, with the actor's
 /// kept states beside it, is an instant of its own.
 fn with_critic(mut e: MemoryEstimate, actor: &Terms, c: &super::step::Critic) -> MemoryEstimate {
-    let critic = estimate(&c.plan);
-    let own = terms(&c.plan, false);
-    let (cw, co) = (
-        if c.params_kept { own.params_kept } else { 0.0 },
-        if c.optimizer_kept {
-            own.optimizer_state
-        } else {
-            0.0
-        },
-    );
+    let (critic, own) = estimate_with_terms(&c.plan);
+    let (cw, co) = own.kept(c.params_kept, c.optimizer_kept);
     let beside = |a: &mut AtPeak| {
         a.weights += cw;
         a.optimizer += co;
@@ -1102,18 +1111,7 @@ fn with_critic(mut e: MemoryEstimate, actor: &Terms, c: &super::step::Critic) ->
     e.peak_bytes += cw + co;
     e.fwd_bwd_bytes += cw + co;
     e.step_bytes += cw + co;
-    let (aw, ao) = (
-        if c.actor_params_kept {
-            actor.params_kept
-        } else {
-            0.0
-        },
-        if c.actor_optimizer_kept {
-            actor.optimizer_state
-        } else {
-            0.0
-        },
-    );
+    let (aw, ao) = actor.kept(c.actor_params_kept, c.actor_optimizer_kept);
     let mut at_peak = critic.at_peak;
     at_peak.weights += aw;
     at_peak.optimizer += ao;

@@ -54,40 +54,53 @@ pub fn need_bytes(est: &MemoryEstimate) -> f64 {
 
 /// [`need_bytes`] with given allocator constants (the calibration test fits them).
 pub fn need_with(est: &MemoryEstimate, a: &Allocator) -> f64 {
-    let t = est.fwd_bwd_transient_bytes;
-    let fb = if est.checkpointed {
+    step_need(
+        (est.fwd_bwd_bytes, est.fwd_bwd_transient_bytes),
+        est.step_bytes,
+        est.checkpointed,
+        a,
+    )
+    .max(est.loading_bytes)
+    // Sampling in the training process follows a step whose blocks the allocator still
+    // holds; its cache grows token by token, fragmenting as activations do.
+    .max(est.generating.map_or(0.0, |g| {
+        g.total() + a.transient * (g.kv_cache + g.temporary)
+    }))
+    // A colocated engine allocates its share in one piece beside states that do not move:
+    // nothing of it fragments.
+    .max(est.engine_sampling.map_or(0.0, |e| e.total()))
+    // The log-prob forward follows the update's frees, its logits and working set as
+    // transient as a forward's.
+    .max(
+        est.logprob_forward
+            .map_or(0.0, |f| f.total() + a.transient * (f.logits + f.temporary)),
+    )
+    // A critic's update reserves as a step does, beside the actor's kept states.
+    .max(est.critic_update.map_or(0.0, |c| {
+        step_need(
+            (c.fwd_bwd_bytes, c.fwd_bwd_transient_bytes),
+            c.step_bytes,
+            c.checkpointed,
+            a,
+        )
+    })) + a.overhead_bytes
+}
+
+/// What the allocator reserves over a training step's instants, before its fixed overhead:
+/// the forward/backward peak with its transient part fragmented, or the optimizer step, which
+/// cannot reuse what backward freed.
+fn step_need(
+    (fwd_bwd, transient): (f64, f64),
+    step: f64,
+    checkpointed: bool,
+    a: &Allocator,
+) -> f64 {
+    let fb = if checkpointed {
         a.transient_checkpointed
     } else {
         a.transient
     };
-    (est.fwd_bwd_bytes + fb * t)
-        .max(est.step_bytes + a.step_transient * t)
-        .max(est.loading_bytes)
-        // Sampling in the training process follows a step whose blocks the allocator still
-        // holds; its cache grows token by token, fragmenting as activations do.
-        .max(est.generating.map_or(0.0, |g| {
-            g.total() + a.transient * (g.kv_cache + g.temporary)
-        }))
-        // A colocated engine allocates its share in one piece beside states that do not move:
-        // nothing of it fragments.
-        .max(est.engine_sampling.map_or(0.0, |e| e.total()))
-        // The log-prob forward follows the update's frees, its logits and working set as
-        // transient as a forward's.
-        .max(
-            est.logprob_forward
-                .map_or(0.0, |f| f.total() + a.transient * (f.logits + f.temporary)),
-        )
-        // A critic's update reserves as a step does, beside the actor's kept states.
-        .max(est.critic_update.map_or(0.0, |c| {
-            let t = c.fwd_bwd_transient_bytes;
-            let fb = if c.checkpointed {
-                a.transient_checkpointed
-            } else {
-                a.transient
-            };
-            (c.fwd_bwd_bytes + fb * t).max(c.step_bytes + a.step_transient * t)
-        }))
-        + a.overhead_bytes
+    (fwd_bwd + fb * transient).max(step + a.step_transient * transient)
 }
 
 pub fn verdict(est: &MemoryEstimate, usable: f64) -> Verdict {
