@@ -398,13 +398,100 @@ fn axolotl_grpo_with_vllm_colocates_it_by_default() {
     assert_eq!(share["value"], 0.3);
 }
 
-/// TRL's PPO trains a value model beside the policy and holds a reward model and a reference:
-/// not estimated, and not read as plain SFT.
+/// TRL's PPO: the policy and a separate value model train in one step, beside a reference copy
+/// and a frozen reward model; the sequence is prompt + `response_length`, checkpointing never
+/// on, and the rollout samples and runs its no-grad forwards between updates.
 #[test]
-fn trl_ppo_is_not_estimated_and_says_why() {
-    let why = support::unsupported(DIR, "trl-ppo.yaml");
-    assert!(why.contains("PPO"), "{why}");
+fn trl_ppo_trains_the_value_model_in_the_policys_step() {
+    let got = planned("trl-ppo.yaml");
+    let p = &got.plan;
+    // Prompt bounded by the model's context (2048) less the 53 sampled tokens; the loss reads
+    // the response's log-softmax rows while the logits cover the whole sequence.
+    assert_eq!((p.batch, p.seq_len), (4, 2048));
+    assert_eq!((p.logits_tokens, p.logprob_tokens), (None, Some(53)));
+    assert_eq!(p.checkpointing, Checkpointing::None);
+    assert!(p.checkpointing_fixed && p.reference_model && !p.reference_forward);
+    let critic = p.critic.as_ref().expect("a value model");
+    assert!(critic.joint && critic.plan.arch.no_lm_loss);
+    assert_eq!((critic.plan.batch, critic.plan.seq_len), (4, 2048));
+    // The rollout: 4 x 8 prompts, 32 at once (under the default 64), their scores kept.
+    let g = p.generation.expect("model.generate between updates");
+    assert_eq!((g.rows, g.scores_rows, g.completion), (Some(32), 32, 53));
+    let f = p.logprob_forward.expect("the reference's forward");
+    assert!(f.layers_kept && f.scores_held && f.rows == 32);
+    // Weights: the policy, its reference copy (fp32 like it), the value model and the reward
+    // model, both pythia-1b without the LM head (50304 x 2048).
+    let e = estimate(p);
+    let policy = 1_011_781_632.0_f64;
+    let scorer = policy - 50_304.0 * 2048.0;
+    assert_eq!(p.scorer_params as f64, scorer);
+    let weights = 4.0 * (2.0 * policy + 2.0 * scorer);
+    assert!(
+        (e.weights_bytes / weights - 1.0).abs() < 1e-9,
+        "{} vs {weights}",
+        e.weights_bytes
+    );
+    // Gradients and AdamW state for both trained models (accumulating over 8 micro-batches).
+    assert!((e.gradients_bytes / (4.0 * (policy + scorer)) - 1.0).abs() < 1e-9);
+    assert!((e.optimizer_bytes / (8.0 * (policy + scorer)) - 1.0).abs() < 1e-9);
+    // Without the value model the step holds less by at least its states and activations.
+    let mut alone = p.clone();
+    alone.critic = None;
+    let solo = estimate(&alone);
+    assert!(e.activations_bytes > 1.8 * solo.activations_bytes);
+    // Its weights, gradients and AdamW state in the step; through the rollout its weights and
+    // state only (its gradients were set to none).
+    assert!(e.fwd_bwd_bytes - solo.fwd_bwd_bytes > 16.0 * scorer);
+    let rollout = |e: &hwlint::estimate::memory::MemoryEstimate| {
+        e.logprob_forward.expect("the rollout's forward").total()
+    };
+    assert!((rollout(&e) - rollout(&solo) - 12.0 * scorer).abs() < 1e6);
+    // The reference's forward over 32 rows of 2048 tokens, in fp32 outside autocast, with
+    // every layer's hidden state and cache, is this run's peak.
+    assert_eq!(e.peak_at, "the log-prob forward");
+    assert!(gib(p) > 60.0 && gib(p) < 75.0, "{:.1} GiB", gib(p));
 }
+
+/// The TL;DR launch line names its trainer by its script and bounds the prompt at 512 tokens;
+/// under peft the reference is the policy itself and the value model trains whole.
+#[test]
+fn trl_ppo_tldr_script_with_peft() {
+    let got = planned("trl-ppo-tldr-peft.sh");
+    let p = &got.plan;
+    assert_eq!(p.model, "cleanrl/EleutherAI_pythia-1b-deduped__sft__tldr");
+    assert_eq!((p.batch, p.seq_len), (16, 512 + 53));
+    assert!(got.bounded.is_empty(), "{:?}", got.bounded);
+    assert!(p.lora.is_some() && !p.reference_model);
+    let critic = p.critic.as_ref().expect("a value model");
+    assert!(critic.plan.lora.is_none());
+    let g = p.generation.expect("model.generate between updates");
+    assert_eq!((g.rows, g.scores_rows), (Some(16), 64));
+    let e = estimate(p);
+    let (policy, scorer) = (1_011_781_632.0_f64, 1_011_781_632.0 - 50_304.0 * 2048.0);
+    // The frozen policy, the value model (trained, fp32) and the reward model; no reference.
+    let adapters = e.weights_bytes - 4.0 * (policy + 2.0 * scorer);
+    assert!(
+        adapters > 0.0 && adapters < 0.01 * policy,
+        "{adapters} bytes of adapters"
+    );
+    assert!(e.trainable_params as f64 > scorer);
+}
+
+/// Under TRL 0.11 `PPOTrainer` was the value-head trainer: not estimated, and said so.
+#[test]
+fn trl_ppo_before_0_12_is_not_estimated() {
+    let path = support::fixture(DIR, OLD_TRL).join("ppo.yaml");
+    let found = findings_on_h100(&path);
+    assert!(
+        found
+            .iter()
+            .any(|(code, m)| code == "HW901" && m.contains("before 0.12")),
+        "{found:?}"
+    );
+}
+
+/// A folder whose requirements.txt pins TRL 0.11.
+const OLD_TRL: &str = "trl-0.11";
 
 /// `hwlint check --target h100-sxm --output-format json` on a fixture: the codes and messages
 /// it reports, whatever its exit status.

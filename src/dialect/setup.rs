@@ -157,8 +157,9 @@ pub enum Concept {
     /// What the trainer optimises, when it is not plain next-token training: `paired`
     /// (preference pairs: chosen and rejected run together, DPO/IPO/ORPO/SimPO/CPO), `reward`
     /// (a reward model scoring both answers of a pair), `kto` (unpaired preference), `grpo`
-    /// (online RL on sampled completions, GRPO/RLOO) or `ppo` (policy, value, reward and
-    /// reference models).
+    /// (online RL on sampled completions, GRPO/RLOO), `ppo` (TRL's: a value model trained in
+    /// the policy's step beside a reward model and a reference) or `ppo-value-head`
+    /// (LLaMA-Factory's: a value head on the policy).
     Objective,
     /// The longest prompt an RL trainer feeds (TRL's `max_prompt_length`): with
     /// `completion_length` it makes the trained sequence.
@@ -223,6 +224,17 @@ pub enum Concept {
     PaddingRemoved,
     /// The same for the critic (`critic.model.use_remove_padding`).
     CriticPaddingRemoved,
+    /// The policy a PPO script trains when it is not the file's `model` (TRL's `sft_model_path`,
+    /// which its PPO scripts load while `model_name_or_path` names only the tokenizer).
+    PolicyModel,
+    /// The tokens a PPO trainer samples for each prompt (TRL's `response_length`).
+    ResponseLength,
+    /// Prompts per GPU that one rollout forward (generation, the reference's, value and reward
+    /// models' no-grad forwards) runs at once (TRL's `local_rollout_forward_batch_size`).
+    RolloutBatch,
+    /// A frozen reward model kept on the training GPUs to score the samples (TRL's
+    /// `reward_model_path`).
+    RewardScorer,
 }
 
 /// The type a concept's value has once mapped.
@@ -269,7 +281,9 @@ impl Concept {
             | StepsPerGeneration
             | LogprobMicroBatch
             | ReferenceLogprobMicroBatch
-            | CriticMicroBatch => ValueType::Int,
+            | CriticMicroBatch
+            | ResponseLength
+            | RolloutBatch => ValueType::Int,
             Epochs | WarmupSteps | WarmupRatio | RamPerProcessGb | MemFraction | ColocatedShare
             | LoraDropout => ValueType::Float,
             PinMemory
@@ -324,7 +338,9 @@ impl Concept {
             | Objective
             | Generator
             | CriticModel
-            | CriticCheckpointing => ValueType::Str,
+            | CriticCheckpointing
+            | PolicyModel
+            | RewardScorer => ValueType::Str,
         }
     }
 }

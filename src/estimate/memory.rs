@@ -461,11 +461,12 @@ fn terms(plan: &Plan, frozen: bool) -> Terms {
     };
     // The reference model is loaded like the policy, frozen: 16-bit where the policy's
     // weights are, never the fp32 masters' optimizer state.
+    // A frozen reward model kept beside them (TRL's PPO) is stored the same way.
     let reference = if plan.reference_model {
         p * rg.residual
     } else {
         0.0
-    };
+    } + plan.scorer_params as f64 * rg.residual;
     let weights = base_weights + if frozen_base { adapter * 4.0 } else { 0.0 } + reference;
     // Under FSDP1 the frozen base sits in flat parameters with the adapters, whose gradient is
     // allocated at the flat parameter's full size.
@@ -741,8 +742,13 @@ fn terms(plan: &Plan, frozen: bool) -> Terms {
         .map_or(tokens, |t| (t as f64).min(tokens));
     let bsv = b * logit_tokens * a.vocab_size as f64;
     // TRL's selective_log_softmax keeps a 16-bit row's log-softmax for backward (a 32-bit one
-    // goes through logsumexp, which keeps only the logits).
+    // goes through logsumexp, which keeps only the logits); over the tokens the loss reads
+    // when they are fewer than those with logits (TRL's PPO: the response's).
     let c16 = if rg.compute < 4.0 { rg.compute } else { 0.0 };
+    let c16 = c16
+        * plan
+            .logprob_tokens
+            .map_or(1.0, |t| (t as f64 / logit_tokens.max(1.0)).min(1.0));
     // A fused loss (Liger's, TRL's DPO included: `_compute_loss_liger`) never materializes the
     // logits, whatever the trainer reads from them.
     let (logits_fwd, logits_bwd) = if a.has_lm_loss() && plan.chunked_loss {
@@ -900,8 +906,38 @@ fn terms(plan: &Plan, frozen: bool) -> Terms {
         .logprob_forward
         .filter(|_| !frozen && a.has_lm_loss())
         .map(|f| {
+            let c = f.compute_bytes.unwrap_or(rg.compute);
             let row_tokens = f.rows.max(1) as f64 * plan.seq_len.max(1) as f64;
-            let per_token = rg.compute * (3.0 * mlp_width + 3.0 * a.hidden_size as f64);
+            let per_token = c * (3.0 * mlp_width + 3.0 * a.hidden_size as f64);
+            // Every layer's hidden state and keys/values, returned with the logits.
+            let layers = if f.layers_kept {
+                row_tokens
+                    * c
+                    * ((a.num_layers + 1) * a.hidden_size + a.num_layers * 2 * a.kv_width()) as f64
+            } else {
+                0.0
+            };
+            let logits = row_tokens * a.vocab_size as f64 * c * f.logits_copies as f64 / tp;
+            // The generation's kept scores, held through the forwards; padding them into one
+            // tensor copies them all first (ppo_trainer.py:137-142 at v1.9.0).
+            let held = match &plan.generation {
+                Some(g) if f.scores_held => {
+                    g.scores_rows as f64 * g.completion as f64 * a.vocab_size as f64 * 4.0 / tp
+                }
+                _ => 0.0,
+            };
+            // The last block's working set comes and goes before the logits exist.
+            let working = row_tokens * per_token / split;
+            let (logits, temporary) = if logits > working {
+                (logits, layers / split)
+            } else {
+                (0.0, (layers + working) / split)
+            };
+            let (logits, temporary) = if held > logits + temporary {
+                (2.0 * held, 0.0)
+            } else {
+                (held + logits, temporary)
+            };
             AtPeak {
                 weights: weights + if plan.fp32_reduce { master } else { 0.0 },
                 optimizer: if f.optimizer_kept {
@@ -909,8 +945,8 @@ fn terms(plan: &Plan, frozen: bool) -> Terms {
                 } else {
                     0.0
                 },
-                logits: row_tokens * a.vocab_size as f64 * rg.compute * f.logits_copies as f64 / tp,
-                temporary: row_tokens * per_token / split,
+                logits,
+                temporary,
                 ..AtPeak::default()
             }
         });
@@ -978,7 +1014,9 @@ fn generation(
     g: &super::step::Generation,
     mlp: f64,
 ) -> (f64, f64, f64) {
-    let c = plan.precision.regime().compute;
+    let c = g
+        .dtype_bytes
+        .map_or(plan.precision.regime().compute, |b| b as f64);
     let rows = g.rows(plan.batch) as f64;
     let per_token_kv = (a.num_layers * 2 * a.kv_width()) as f64 * c;
     let per_token_working = c * (3.0 * mlp + 3.0 * a.hidden_size as f64);
@@ -1003,6 +1041,18 @@ fn generation(
                 + scores(1.0, total)
                 + logits,
         );
+        // Scores the trainer keeps (TRL's PPO, `output_scores=True`): fp32 over the vocabulary
+        // for every sampled token, the earlier chunks' held while the next samples; at a
+        // chunk's end `torch.stack` copies its own beside the cache (ppo_trainer.py:101-110
+        // at v1.9.0).
+        let held = g.scores_rows as f64 * g.completion as f64 * a.vocab_size as f64 * 4.0;
+        let chunk = if g.scores_rows > 0 {
+            rows * g.completion as f64 * a.vocab_size as f64 * 4.0
+        } else {
+            0.0
+        };
+        let prefill = (prefill.0, prefill.1 + (held - chunk).max(0.0));
+        let last = (last.0, last.1.max(chunk) + held);
         let at_peak = if prefill.0 + prefill.1 > last.0 + last.1 {
             prefill
         } else {
@@ -1041,48 +1091,69 @@ fn estimate_with_terms(plan: &Plan) -> (MemoryEstimate, Terms) {
                 t.acts_ckpt += held;
                 t
             })
-            .fold(Terms::default(), |acc, t| Terms {
-                params: acc.params + t.params,
-                trainable: acc.trainable + t.trainable,
-                weights: acc.weights + t.weights,
-                grads: acc.grads + t.grads,
-                moments: acc.moments + t.moments,
-                step_temp: acc.step_temp + t.step_temp,
-                cast_cache: acc.cast_cache + t.cast_cache,
-                cast_kept_ckpt: acc.cast_kept_ckpt + t.cast_kept_ckpt,
-                acts_full: acc.acts_full + t.acts_full,
-                acts_ckpt: acc.acts_ckpt + t.acts_ckpt,
-                recompute: acc.recompute.max(t.recompute),
-                logits_fwd: acc.logits_fwd + t.logits_fwd,
-                logits_bwd: acc.logits_bwd + t.logits_bwd,
-                reference_logits: acc.reference_logits + t.reference_logits,
-                head_grad: acc.head_grad + t.head_grad,
-                working: acc.working.max(t.working),
-                block_grads: acc.block_grads.max(t.block_grads),
-                checkpointable: acc.checkpointable || t.checkpointable,
-                paged: acc.paged + t.paged,
-                loading: acc.loading + t.loading,
-                accumulating: acc.accumulating || t.accumulating,
-                gen_weights: acc.gen_weights + t.gen_weights,
-                gen_kv: acc.gen_kv + t.gen_kv,
-                gen_working: acc.gen_working.max(t.gen_working),
-                gen_kv_full: acc.gen_kv_full + t.gen_kv_full,
-                engine: acc.engine.or(t.engine),
-                logprob_forward: acc.logprob_forward.or(t.logprob_forward),
-                params_kept: acc.params_kept + t.params_kept,
-                optimizer_state: acc.optimizer_state + t.optimizer_state,
-            }),
+            .fold(Terms::default(), add_terms),
         _ => terms(plan, false),
+    };
+    // A value model trained in the policy's step (TRL's PPO) adds its terms to each of the
+    // step's instants; through the rollout it keeps its weights and optimizer state (its
+    // gradients were set to none after the last update).
+    let t = match &plan.critic {
+        Some(c) if c.joint => {
+            let own = terms(&c.plan, false);
+            let mut sum = add_terms(t, own);
+            if let Some(f) = &mut sum.logprob_forward {
+                f.weights += own.params_kept;
+                f.optimizer += own.optimizer_state;
+            }
+            sum
+        }
+        _ => t,
     };
     let e = combine(
         &t,
         plan.checkpointing != Checkpointing::None && t.checkpointable,
     );
     let e = match &plan.critic {
-        Some(c) => with_critic(e, &t, c),
-        None => e,
+        Some(c) if !c.joint => with_critic(e, &t, c),
+        _ => e,
     };
     (e, t)
+}
+
+/// Two models' terms in one step: their states and activations add up; the working sets of
+/// one block at a time take the larger.
+fn add_terms(acc: Terms, t: Terms) -> Terms {
+    Terms {
+        params: acc.params + t.params,
+        trainable: acc.trainable + t.trainable,
+        weights: acc.weights + t.weights,
+        grads: acc.grads + t.grads,
+        moments: acc.moments + t.moments,
+        step_temp: acc.step_temp + t.step_temp,
+        cast_cache: acc.cast_cache + t.cast_cache,
+        cast_kept_ckpt: acc.cast_kept_ckpt + t.cast_kept_ckpt,
+        acts_full: acc.acts_full + t.acts_full,
+        acts_ckpt: acc.acts_ckpt + t.acts_ckpt,
+        recompute: acc.recompute.max(t.recompute),
+        logits_fwd: acc.logits_fwd + t.logits_fwd,
+        logits_bwd: acc.logits_bwd + t.logits_bwd,
+        reference_logits: acc.reference_logits + t.reference_logits,
+        head_grad: acc.head_grad + t.head_grad,
+        working: acc.working.max(t.working),
+        block_grads: acc.block_grads.max(t.block_grads),
+        checkpointable: acc.checkpointable || t.checkpointable,
+        paged: acc.paged + t.paged,
+        loading: acc.loading + t.loading,
+        accumulating: acc.accumulating || t.accumulating,
+        gen_weights: acc.gen_weights + t.gen_weights,
+        gen_kv: acc.gen_kv + t.gen_kv,
+        gen_working: acc.gen_working.max(t.gen_working),
+        gen_kv_full: acc.gen_kv_full + t.gen_kv_full,
+        engine: acc.engine.or(t.engine),
+        logprob_forward: acc.logprob_forward.or(t.logprob_forward),
+        params_kept: acc.params_kept + t.params_kept,
+        optimizer_state: acc.optimizer_state + t.optimizer_state,
+    }
 }
 
 /// The actor's estimate with a critic trained on the same GPUs in turns: the critic's kept
@@ -1342,6 +1413,8 @@ mod tests {
             steps: 1,
             cache: true,
             whole_model: false,
+            scores_rows: 0,
+            dtype_bytes: None,
         };
         let base = plan("tinyllama-1.1b", Precision::Bf16True, 4);
         let cached = estimate(&Plan {
@@ -1366,6 +1439,79 @@ mod tests {
         );
         // Without sampling in the process there is no such instant.
         assert_eq!(estimate(&base).generation_bytes(), 0.0);
+        // TRL's PPO keeps every sampled token's fp32 scores over the vocabulary for all the
+        // prompts of its rollout (here 64, sampled 32 at a time), and stacks a chunk's at its end.
+        let scored = estimate(&Plan {
+            generation: Some(Generation {
+                scores_rows: 64,
+                ..g
+            }),
+            ..base.clone()
+        });
+        let held = 64.0 * 1536.0 * 32_000.0 * 4.0;
+        let chunk = 32.0 * 1536.0 * 32_000.0 * 4.0;
+        let added = scored.generation_bytes() - cached.generation_bytes();
+        assert!(
+            added >= held && added <= held + chunk,
+            "{added} for {held} held"
+        );
+    }
+
+    /// TRL's PPO reference forward returns every layer's hidden state and cache with its
+    /// logits, in the weights' dtype, while the rollout's scores are held.
+    #[test]
+    fn a_rollout_forward_keeps_its_layers_and_the_held_scores() {
+        use crate::estimate::step::{Generation, LogprobForward};
+        let mut p = plan("tinyllama-1.1b", Precision::Bf16Mixed, 4);
+        p.seq_len = 1024;
+        let plain = LogprobForward {
+            rows: 8,
+            logits_copies: 1,
+            optimizer_kept: true,
+            compute_bytes: Some(4.0),
+            layers_kept: false,
+            scores_held: false,
+        };
+        let at = |f: LogprobForward, g: Option<Generation>| {
+            estimate(&Plan {
+                logprob_forward: Some(f),
+                generation: g,
+                ..p.clone()
+            })
+            .logprob_forward
+            .expect("the forward")
+        };
+        let bare = at(plain, None);
+        // fp32 logits of 8 x 1024 tokens.
+        assert_eq!(bare.logits, 8.0 * 1024.0 * 32_000.0 * 4.0);
+        // 23 hidden states of 2048 and 22 layers' keys and values of 256, fp32.
+        let layers = at(
+            LogprobForward {
+                layers_kept: true,
+                ..plain
+            },
+            None,
+        );
+        let kept = 8.0 * 1024.0 * 4.0 * (23.0 * 2048.0 + 22.0 * 2.0 * 256.0);
+        assert_eq!(layers.temporary, kept);
+        let g = Generation {
+            prompt: 960,
+            completion: 64,
+            rows: Some(8),
+            steps: 1,
+            cache: true,
+            whole_model: false,
+            scores_rows: 16,
+            dtype_bytes: Some(4),
+        };
+        let held = at(
+            LogprobForward {
+                scores_held: true,
+                ..plain
+            },
+            Some(g),
+        );
+        assert_eq!(held.logits, bare.logits + 16.0 * 64.0 * 32_000.0 * 4.0);
     }
 
     /// torchtune's `optimizer_in_bwd` steps and frees each gradient inside backward: no full

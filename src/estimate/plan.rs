@@ -309,11 +309,30 @@ pub fn plan_for(i: &Inputs) -> Result<Planned, Gap> {
     if objective == Objective::Colocated {
         colocated_models(s)?;
     }
+    // Before 0.12 TRL's `PPOTrainer` put a value head on the policy (trl/trainer/ppo_trainer.py
+    // at v0.11.0; the separate value model was `PPOv2Trainer`'s).
+    let pinned_before = |release: &[u64]| {
+        s.version
+            .as_ref()
+            .and_then(|v| crate::dialect::version::parse(&v.version))
+            .is_some_and(|v| crate::dialect::version::less(&v, release))
+    };
+    if objective == Objective::Ppo && s.dialect == "trl" && pinned_before(&[0, 12, 0]) {
+        return Err(Gap::Unsupported(
+            "TRL's PPOTrainer before 0.12 (a value head on the policy)",
+        ));
+    }
+    // TRL's PPO scripts train `sft_model_path`; `model_name_or_path` names the tokenizer.
+    let model_key = if objective == Objective::Ppo && s.get(Concept::PolicyModel).is_some() {
+        Concept::PolicyModel
+    } else {
+        Concept::Model
+    };
     let described;
-    let inline = s.str(Concept::Model).is_none() && s.architecture.is_some();
-    let (name, arch) = match (s.str(Concept::Model), &s.architecture) {
+    let inline = s.str(model_key).is_none() && s.architecture.is_some();
+    let (name, arch) = match (s.str(model_key), &s.architecture) {
         (Some((name, _)), _) => {
-            used.push(("model", Concept::Model));
+            used.push(("model", model_key));
             let Some(arch) = find_model(name, i.models, i.base_dir) else {
                 return Err(Gap::UnknownModel(name.to_string()));
             };
@@ -391,8 +410,8 @@ pub fn plan_for(i: &Inputs) -> Result<Planned, Gap> {
         used.push(("objective", Concept::Objective));
     }
     let seq_len = match s.int(Concept::SeqLen) {
-        // GRPO's sequence is its prompt and completion (below).
-        _ if objective == Objective::Grpo => 0,
+        // An RL trainer's sequence is its prompt and completion (below).
+        _ if matches!(objective, Objective::Grpo | Objective::Ppo) => 0,
         Some((n, _)) => {
             used.push(("seq_len", Concept::SeqLen));
             n.max(1) as u64
@@ -433,15 +452,20 @@ pub fn plan_for(i: &Inputs) -> Result<Planned, Gap> {
         ));
         seq_lower = Some(1);
     }
-    // GRPO trains on prompt + completion and computes logits for the completion only.
+    // GRPO trains on prompt + completion and computes logits for the completion only; TRL's
+    // PPO computes them for the whole sequence (its `forward`, ppo_trainer.py:191-219 at
+    // v1.9.0) and reads the response's (:820-823).
     let mut grpo_tokens = None;
     let (seq_len, logits_tokens) = match objective {
-        Objective::Grpo => {
-            let (completion, _) = s
-                .int(Concept::CompletionLength)
-                .ok_or(Gap::Missing("completion length"))?;
+        Objective::Grpo | Objective::Ppo => {
+            let length = if objective == Objective::Ppo {
+                Concept::ResponseLength
+            } else {
+                Concept::CompletionLength
+            };
+            let (completion, _) = s.int(length).ok_or(Gap::Missing("completion length"))?;
             let completion = completion.max(1) as u64;
-            used.push(("completion", Concept::CompletionLength));
+            used.push(("completion", length));
             let prompt = match s.int(Concept::PromptLength) {
                 Some((p, _)) => {
                     used.push(("prompt", Concept::PromptLength));
@@ -450,16 +474,27 @@ pub fn plan_for(i: &Inputs) -> Result<Planned, Gap> {
                 None => {
                     let context = arch.max_position_embeddings.max(completion);
                     let prompt = context - completion;
+                    // TRL's PPOConfig has no prompt limit: its scripts tokenize the dataset's
+                    // prompts whole (examples/scripts/ppo/ppo.py:118-125 at v1.9.0).
+                    let (whose, decider) = if objective == Objective::Ppo {
+                        (
+                            " (the script takes the dataset's prompts whole)",
+                            Decider::Script,
+                        )
+                    } else {
+                        ("", Decider::Setting(Concept::PromptLength))
+                    };
                     bounded.push(Bound::new(
-                        format!("prompt length not bounded by the file: between none and the model's context of {context} tokens less the completion's {completion}"),
-                        Decider::Setting(Concept::PromptLength),
+                        format!("prompt length not bounded by the file{whose}: between none and the model's context of {context} tokens less the completion's {completion}"),
+                        decider,
                     ));
                     seq_lower = Some(completion);
                     prompt
                 }
             };
             grpo_tokens = Some((prompt, completion));
-            (prompt + completion, Some(completion))
+            let logits = (objective == Objective::Grpo).then_some(completion);
+            (prompt + completion, logits)
         }
         _ => (seq_len, None),
     };
@@ -624,6 +659,19 @@ pub fn plan_for(i: &Inputs) -> Result<Planned, Gap> {
         module_16bit && !frozen && matches!(compute, Precision::Bf16Mixed | Precision::Fp16Mixed);
 
     let ckpt = match s.get(Concept::ActivationCheckpointing) {
+        // TRL's PPOTrainer overrides `train` and never calls `gradient_checkpointing_enable`
+        // (trl/experimental/ppo/ppo_trainer.py at v1.9.0: the wrapper's method, :283-285, is
+        // never called): whatever the file says, neither model is checkpointed.
+        _ if objective == Objective::Ppo => {
+            if s.str(Concept::ActivationCheckpointing)
+                .is_some_and(|(c, _)| c != "none")
+            {
+                assumed.push(
+                    "`gradient_checkpointing` has no effect under TRL's PPOTrainer, which never turns it on: neither the policy nor the value model is checkpointed".to_string(),
+                );
+            }
+            "none"
+        }
         // Not in the file and no framework default: bounded by none and full.
         None => {
             bounded.push(Bound::new(
@@ -948,10 +996,50 @@ pub fn plan_for(i: &Inputs) -> Result<Planned, Gap> {
     bounded.extend(sampled.bound);
     used.extend(sampled.used);
     let (generation, generation_rows_lower) = (sampled.generation, sampled.rows_lower);
-    let phases = phases(i, objective, reference)?;
+    let mut phases = phases(i, objective, reference)?;
     assumed.extend(phases.assumed.iter().cloned());
     bounded.extend(phases.bound.clone());
     used.extend(phases.used.iter().copied());
+    // TRL's PPO rollout: the prompts of a whole update (micro-batch x accumulation) are
+    // sampled `local_rollout_forward_batch_size` at a time, and their no-grad forwards run as
+    // many rows at once; the models are called directly, outside the training autocast, in the
+    // weights' dtype (a 16-bit module's under DeepSpeed).
+    let generation = match (objective, generation) {
+        (Objective::Ppo, Some(g)) => {
+            let local = (batch.max(1) as u64).saturating_mul(
+                s.int(Concept::GradAccum)
+                    .or_else(|| linked.and_then(|l| l.int(Concept::GradAccum)))
+                    .map_or(1, |(g, _)| g.max(1) as u64),
+            );
+            let rows = s
+                .int(Concept::RolloutBatch)
+                .map_or(local, |(r, _)| (r.max(1) as u64).min(local));
+            if s.get(Concept::RolloutBatch).is_some() {
+                used.push(("rollout batch", Concept::RolloutBatch));
+            }
+            let bytes = if master_weights {
+                precision.regime().compute
+            } else {
+                precision.regime().residual
+            };
+            phases.logprob_forward = Some(super::step::LogprobForward {
+                rows,
+                logits_copies: 1,
+                optimizer_kept: true,
+                compute_bytes: Some(bytes),
+                layers_kept: true,
+                scores_held: true,
+            });
+            Some(super::step::Generation {
+                rows: Some(rows),
+                steps: 1,
+                scores_rows: local,
+                dtype_bytes: Some(bytes as u64),
+                ..g
+            })
+        }
+        (_, g) => g,
+    };
     let plan = Plan {
         model: name.to_string(),
         arch,
@@ -994,10 +1082,20 @@ pub fn plan_for(i: &Inputs) -> Result<Planned, Gap> {
             || i.semantics.row_log_softmax_loss
                 && matches!(
                     objective,
-                    Objective::Preference | Objective::Paired | Objective::Kto | Objective::Grpo
+                    Objective::Preference
+                        | Objective::Paired
+                        | Objective::Kto
+                        | Objective::Grpo
+                        | Objective::Ppo
                 ),
         value_head: objective == Objective::RewardValueHead,
         logits_tokens,
+        logprob_tokens: match (objective, grpo_tokens) {
+            (Objective::Ppo, Some((_, completion))) => Some(completion),
+            _ => None,
+        },
+        scorer_params: 0,
+        checkpointing_fixed: objective == Objective::Ppo,
         unmodelled_kernels: false,
         flat_grads: fsdp1_mixed_flat,
         // verl accumulates its per-GPU mini-batch's micro-batches (see `phases`).
@@ -1026,10 +1124,21 @@ pub fn plan_for(i: &Inputs) -> Result<Planned, Gap> {
     let critic =
         if objective == Objective::Colocated && s.bool(Concept::Critic).is_some_and(|(b, _)| b) {
             Some(critic_for(i, &plan, &mut used, &mut assumed)?)
+        } else if objective == Objective::Ppo {
+            Some(joint_critic_for(i, &plan, &mut used)?)
         } else {
             None
         };
-    let plan = Plan { critic, ..plan };
+    let scorer_params = if objective == Objective::Ppo {
+        scorer_params(i, &mut used)?
+    } else {
+        0
+    };
+    let plan = Plan {
+        critic,
+        scorer_params,
+        ..plan
+    };
     let flat_lower = fsdp1_flat_unknown.then(|| {
         bounded.push(Bound::new(
             "FSDP1 `use_orig_params` not set: the frozen base's flat parameters with or without gradients",
@@ -1262,7 +1371,76 @@ fn critic_for(
         optimizer_kept: !yes(Concept::CriticOffloadOptimizer),
         actor_params_kept: !yes(Concept::PhaseOffloadParams),
         actor_optimizer_kept: !yes(Concept::PhaseOffloadOptimizer),
+        joint: false,
     })
+}
+
+/// TRL's PPO value model: `AutoModelForSequenceClassification` with one label, loaded from
+/// `reward_model_path` with the policy's dtype (examples/scripts/ppo/ppo.py:70-72 at v1.9.0),
+/// trained whole (peft wraps only the policy, ppo_trainer.py:431) in the policy's step on the
+/// same micro-batch of sequences, and never checkpointed (the wrapper's
+/// `gradient_checkpointing_enable` reaches the policy only, :283-285).
+fn joint_critic_for(
+    i: &Inputs,
+    actor: &Plan,
+    used: &mut Vec<(&'static str, Concept)>,
+) -> Result<super::step::Critic, Gap> {
+    let s = i.setup;
+    let (name, _) = s
+        .str(Concept::CriticModel)
+        .ok_or(Gap::Missing("value model"))?;
+    let arch = find_model(name, i.models, i.base_dir)
+        .ok_or_else(|| Gap::UnknownModel(name.to_string()))?;
+    used.push(("value model", Concept::CriticModel));
+    let mut p = Plan::new(
+        name,
+        Architecture {
+            no_lm_loss: true,
+            tie_word_embeddings: true,
+            ..arch
+        },
+    );
+    p.batch = actor.batch;
+    p.seq_len = actor.seq_len;
+    p.precision = actor.precision;
+    p.optimizer = actor.optimizer;
+    p.attention = actor.attention;
+    p.checkpointing = Checkpointing::None;
+    p.master_weights = actor.master_weights;
+    p.fp32_reduce = actor.fp32_reduce;
+    p.zero_stage = actor.zero_stage;
+    p.gpus = actor.gpus;
+    p.offload_optimizer = actor.offload_optimizer;
+    p.offload_params = actor.offload_params;
+    p.accumulating = actor.accumulating;
+    Ok(super::step::Critic {
+        plan: Box::new(p),
+        params_kept: true,
+        optimizer_kept: true,
+        actor_params_kept: true,
+        actor_optimizer_kept: true,
+        joint: true,
+    })
+}
+
+/// TRL's PPO reward model: `AutoModelForSequenceClassification` with one label from
+/// `reward_model_path` (ppo.py:73-75 at v1.9.0), frozen on the training GPUs (ppo_trainer.py:
+/// 553-568): its weights, stored like the policy's. Its no-grad forward over the samples keeps
+/// no logits over the vocabulary and is not counted.
+fn scorer_params(i: &Inputs, used: &mut Vec<(&'static str, Concept)>) -> Result<u64, Gap> {
+    let s = i.setup;
+    let Some((name, _)) = s.str(Concept::RewardScorer) else {
+        return Ok(0);
+    };
+    let arch = find_model(name, i.models, i.base_dir)
+        .ok_or_else(|| Gap::UnknownModel(name.to_string()))?;
+    used.push(("reward model", Concept::RewardScorer));
+    let arch = Architecture {
+        no_lm_loss: true,
+        tie_word_embeddings: true,
+        ..arch
+    };
+    Ok(super::params::count(&arch).total)
 }
 
 /// The instants of an RL loop beside the update: a colocated engine's sampling when it sleeps
@@ -1368,6 +1546,9 @@ fn phases(i: &Inputs, objective: Objective, reference: bool) -> Result<Phases, G
             (false, false) => 2,
         },
         optimizer_kept: !yes(Concept::PhaseOffloadOptimizer),
+        compute_bytes: None,
+        layers_kept: false,
+        scores_held: false,
     });
     if !fused && !in_place {
         out.logits_copies_lower = Some(1);
@@ -1481,6 +1662,8 @@ fn sampling(
         steps,
         cache,
         whole_model,
+        scores_rows: 0,
+        dtype_bytes: None,
     });
     out
 }
@@ -1620,6 +1803,10 @@ pub enum Objective {
     Kto,
     /// Online RL on sampled completions (GRPO, RLOO).
     Grpo,
+    /// PPO whose value model trains in the policy's step (TRL's `PPOTrainer` since 0.12): the
+    /// policy on prompt + response beside a value model, a frozen reward model and a reference;
+    /// the rollout samples with `model.generate` and runs their no-grad forwards.
+    Ppo,
     /// Online RL whose phases take turns on the same GPUs (verl's hybrid engine): the actor's
     /// update on prompt + response, the rollout engine's sampling and the no-grad log-prob
     /// forwards, each the peak of its own instant.
@@ -1644,11 +1831,11 @@ impl Objective {
             "reward-value-head" => Objective::RewardValueHead,
             "kto" => Objective::Kto,
             "grpo" => Objective::Grpo,
-            // PPO holds a policy, a value model, a reward model and a reference, and generates
-            // between updates: no recipe yet.
-            "ppo" => {
+            "ppo" => Objective::Ppo,
+            // LLaMA-Factory's PPO runs TRL 0.8-0.9's value-head trainer: not read yet.
+            "ppo-value-head" => {
                 return Err(Gap::Unsupported(
-                    "PPO (policy, value, reward and reference models in one run)",
+                    "PPO with a value head on the policy (LLaMA-Factory's, over TRL 0.9's PPOTrainer)",
                 ))
             }
             // verl's hybrid engine: the actor's update, the reference, the critic and the

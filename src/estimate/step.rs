@@ -277,6 +277,15 @@ pub struct Plan {
     /// Tokens per sequence that get logits, when fewer than the sequence (GRPO computes them
     /// for the completion only: `logits_to_keep`).
     pub logits_tokens: Option<u64>,
+    /// Tokens per sequence whose rows the loss's log-softmax reads, when fewer than those with
+    /// logits (TRL's PPO computes logits for the whole sequence and reads the response's).
+    pub logprob_tokens: Option<u64>,
+    /// Parameters of a frozen model kept on the GPUs beside the policy, stored like the
+    /// policy's weights (TRL's PPO reward model, which scores the samples).
+    pub scorer_params: u64,
+    /// The trainer decides activation checkpointing whatever the file says (TRL's PPOTrainer
+    /// never turns it on): no message suggests changing it.
+    pub checkpointing_fixed: bool,
     /// MoE experts kept and run on the CPU (KTransformers): their weights are not on the GPU.
     pub cpu_experts: bool,
     /// FSDP1 with a frozen base (LoRA): a flat parameter mixing frozen and trained tensors gets a
@@ -328,6 +337,9 @@ pub struct Critic {
     /// The actor's parameters / optimizer state stay on the GPUs through the critic's update.
     pub actor_params_kept: bool,
     pub actor_optimizer_kept: bool,
+    /// Trained in the actor's own step rather than in turns: one optimizer and one backward
+    /// over both models (TRL's `PolicyAndValueWrapper`), so both steps' terms add up.
+    pub joint: bool,
 }
 
 /// What the GPUs hold while a colocated engine samples: its share of each card (vLLM sizes its
@@ -355,6 +367,16 @@ pub struct LogprobForward {
     pub logits_copies: u64,
     /// The optimizer state stays on the GPUs through the forward.
     pub optimizer_kept: bool,
+    /// Bytes per value of the forward's tensors when it runs outside the training autocast, in
+    /// the weights' dtype (TRL's PPO calls its reference and value models directly); `None`:
+    /// the training compute dtype.
+    pub compute_bytes: Option<f64>,
+    /// The forward returns every layer's hidden state and KV cache, alive with the logits
+    /// (TRL's PPO `forward`: `output_hidden_states=True`, the model's `use_cache`).
+    pub layers_kept: bool,
+    /// The generation's kept vocabulary-wide scores (see [`Generation::scores_rows`]) are held
+    /// through the forward.
+    pub scores_held: bool,
 }
 
 /// What `model.generate` holds in the training process while an RL trainer samples its
@@ -376,6 +398,13 @@ pub struct Generation {
     pub cache: bool,
     /// Under ZeRO-3 the whole model is gathered on each GPU while it generates.
     pub whole_model: bool,
+    /// Sequences whose every sampled token's fp32 scores over the vocabulary the trainer keeps
+    /// after generation (TRL's PPO: `output_scores=True` for all the prompts of its rollout);
+    /// 0 for none.
+    pub scores_rows: u64,
+    /// Bytes per value of the KV cache and working set when generation runs outside the
+    /// training autocast, in the weights' dtype; `None`: the training compute dtype.
+    pub dtype_bytes: Option<u64>,
 }
 
 impl Generation {
@@ -427,6 +456,9 @@ impl Plan {
             logits_in_place: false,
             value_head: false,
             logits_tokens: None,
+            logprob_tokens: None,
+            scorer_params: 0,
+            checkpointing_fixed: false,
             unmodelled_kernels: false,
             checkpoint_every: 1,
             zero_stage: 0,

@@ -152,7 +152,7 @@ pub(crate) fn check(ctx: &Context) -> Vec<Violation> {
             format!(", even counted {}", least.join(" and "))
         },
     );
-    let can_checkpoint = checkpointing_can_be_set(ctx);
+    let can_checkpoint = checkpointing_can_be_set(ctx) && !plan.checkpointing_fixed;
     if plan.checkpointing == Checkpointing::None && can_checkpoint {
         let with = need_with(plan, plan.batch, Checkpointing::Full);
         if with <= usable {

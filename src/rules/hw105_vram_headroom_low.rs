@@ -98,6 +98,8 @@ pub(crate) fn check(ctx: &Context) -> Vec<Violation> {
     // Even micro-batch 1 is past the line: a smaller batch is no way out, so say what is.
     let way_out = if fitting >= 1 {
         String::new()
+    } else if plan.checkpointing_fixed {
+        "; micro-batch 1 is already the smallest, and the trainer never turns activation checkpointing on: use shorter samples or shard over more GPUs".into()
     } else if plan.checkpointing != Checkpointing::Full {
         format!(
             "; micro-batch 1 is already the smallest: full activation checkpointing would bring the step to ~{} GiB, or use shorter samples",

@@ -85,12 +85,22 @@ pub(crate) fn names_unknown_model(code: &str, message: &str) -> bool {
 
 /// A model the catalog does not hold.
 fn unknown(ctx: &Context, name: &str) -> Vec<Violation> {
+    // The key that names it: the trained model's, or a PPO run's policy, value or reward
+    // model's (TRL's `sft_model_path`, `reward_model_path`).
+    let concept = [
+        Concept::PolicyModel,
+        Concept::CriticModel,
+        Concept::RewardScorer,
+    ]
+    .into_iter()
+    .find(|c| ctx.setup.str(*c).is_some_and(|(n, _)| n == name))
+    .unwrap_or(Concept::Model);
     // A Hugging Face id or a path can also be a local folder with config.json.
     let folder = if name.contains('/') {
         format!(
             ", or point {} at a local folder with its config.json",
             ctx.setup
-                .get(Concept::Model)
+                .get(concept)
                 .map_or("the model key".to_string(), |s| s.origin.describe())
         )
     } else {
@@ -100,7 +110,7 @@ fn unknown(ctx: &Context, name: &str) -> Vec<Violation> {
         message: format!(
             "model `{name}` {NOT_IN_CATALOG} (HW101-HW105) were skipped: declare its architecture as [models.\"{name}\"] in hwlint.toml (family, hidden_size, num_layers, num_heads, intermediate_size, vocab_size){folder}"
         ),
-        span: ctx.span_of(Concept::Model),
+        span: ctx.span_of(concept),
         fix: None,
     }]
 }
