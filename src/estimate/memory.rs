@@ -904,19 +904,24 @@ fn terms(plan: &Plan, frozen: bool) -> Terms {
     // hidden-width ones per token).
     let logprob_forward = plan
         .logprob_forward
-        .filter(|_| !frozen && a.has_lm_loss())
+        // A value model's forward has no vocabulary logits to read (TRL's PPO `get_reward`).
+        .filter(|f| !frozen && (a.has_lm_loss() || f.logits_copies == 0))
         .map(|f| {
             let c = f.compute_bytes.unwrap_or(rg.compute);
             let row_tokens = f.rows.max(1) as f64 * plan.seq_len.max(1) as f64;
             let per_token = c * (3.0 * mlp_width + 3.0 * a.hidden_size as f64);
-            // Every layer's hidden state and keys/values, returned with the logits.
-            let layers = if f.layers_kept {
-                row_tokens
-                    * c
-                    * ((a.num_layers + 1) * a.hidden_size + a.num_layers * 2 * a.kv_width()) as f64
+            // Every layer's hidden state (and keys/values), returned with the logits.
+            let hidden = if f.layers_kept {
+                (a.num_layers + 1) * a.hidden_size
             } else {
-                0.0
+                0
             };
+            let cache = if f.cache_kept {
+                a.num_layers * 2 * a.kv_width()
+            } else {
+                0
+            };
+            let layers = row_tokens * c * (hidden + cache) as f64;
             let logits = row_tokens * a.vocab_size as f64 * c * f.logits_copies as f64 / tp;
             // The generation's kept scores, held through the forwards; padding them into one
             // tensor copies them all first (ppo_trainer.py:137-142 at v1.9.0).
@@ -1101,10 +1106,22 @@ fn estimate_with_terms(plan: &Plan) -> (MemoryEstimate, Terms) {
         Some(c) if c.joint => {
             let own = terms(&c.plan, false);
             let mut sum = add_terms(t, own);
-            if let Some(f) = &mut sum.logprob_forward {
-                f.weights += own.params_kept;
-                f.optimizer += own.optimizer_state;
-            }
+            // The rollout's forwards run one model at a time, each beside the other's kept
+            // states: the larger instant is the rollout's.
+            let beside = |f: Option<AtPeak>, other: &Terms| {
+                f.map(|mut f| {
+                    f.weights += other.params_kept;
+                    f.optimizer += other.optimizer_state;
+                    f
+                })
+            };
+            sum.logprob_forward = match (
+                beside(t.logprob_forward, &own),
+                beside(own.logprob_forward, &t),
+            ) {
+                (Some(a), Some(c)) if c.total() > a.total() => Some(c),
+                (a, c) => a.or(c),
+            };
             sum
         }
         _ => t,
@@ -1470,6 +1487,7 @@ mod tests {
             optimizer_kept: true,
             compute_bytes: Some(4.0),
             layers_kept: false,
+            cache_kept: false,
             scores_held: false,
         };
         let at = |f: LogprobForward, g: Option<Generation>| {
@@ -1488,6 +1506,7 @@ mod tests {
         let layers = at(
             LogprobForward {
                 layers_kept: true,
+                cache_kept: true,
                 ..plain
             },
             None,

@@ -1028,6 +1028,7 @@ pub fn plan_for(i: &Inputs) -> Result<Planned, Gap> {
                 optimizer_kept: true,
                 compute_bytes: Some(bytes),
                 layers_kept: true,
+                cache_kept: true,
                 scores_held: true,
             });
             Some(super::step::Generation {
@@ -1413,6 +1414,15 @@ fn joint_critic_for(
     p.offload_optimizer = actor.offload_optimizer;
     p.offload_params = actor.offload_params;
     p.accumulating = actor.accumulating;
+    // Its no-grad forward over the rollout (`get_reward`, experimental/utils.py at v1.9.0:
+    // every hidden state, `use_cache=False`, its one-output head) while the samples' scores are
+    // held; the reward model's, loaded from the same path, has the same shape.
+    p.generation = actor.generation;
+    p.logprob_forward = actor.logprob_forward.map(|f| super::step::LogprobForward {
+        logits_copies: 0,
+        cache_kept: false,
+        ..f
+    });
     Ok(super::step::Critic {
         plan: Box::new(p),
         params_kept: true,
@@ -1548,6 +1558,7 @@ fn phases(i: &Inputs, objective: Objective, reference: bool) -> Result<Phases, G
         optimizer_kept: !yes(Concept::PhaseOffloadOptimizer),
         compute_bytes: None,
         layers_kept: false,
+        cache_kept: false,
         scores_held: false,
     });
     if !fused && !in_place {

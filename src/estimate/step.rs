@@ -371,9 +371,12 @@ pub struct LogprobForward {
     /// the weights' dtype (TRL's PPO calls its reference and value models directly); `None`:
     /// the training compute dtype.
     pub compute_bytes: Option<f64>,
-    /// The forward returns every layer's hidden state and KV cache, alive with the logits
-    /// (TRL's PPO `forward`: `output_hidden_states=True`, the model's `use_cache`).
+    /// The forward returns every layer's hidden state, alive with the logits (TRL's PPO
+    /// `forward` and `get_reward`: `output_hidden_states=True`).
     pub layers_kept: bool,
+    /// ... and every layer's keys and values (its `forward` leaves `use_cache` to the model's
+    /// config, true for decoders).
+    pub cache_kept: bool,
     /// The generation's kept vocabulary-wide scores (see [`Generation::scores_rows`]) are held
     /// through the forward.
     pub scores_held: bool,

@@ -139,6 +139,16 @@ impl Context<'_> {
     }
 
     /// Where a diagnostic about this setting points: its value, or the file start for a default.
+    /// The setting that names the trained model: a PPO script's policy (TRL's
+    /// `sft_model_path`) where the file has one, else the model.
+    pub fn trained_model(&self) -> Concept {
+        if self.setup.get(Concept::PolicyModel).is_some() {
+            Concept::PolicyModel
+        } else {
+            Concept::Model
+        }
+    }
+
     pub fn span_of(&self, concept: Concept) -> Span {
         match self.setup.get(concept).map(|s| &s.origin) {
             Some(Origin::File { value_span, .. }) => value_span.clone(),

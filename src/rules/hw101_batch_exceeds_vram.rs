@@ -385,24 +385,56 @@ fn logprob_advice(ctx: &Context, plan: &Plan, usable: f64) -> String {
     let Some(f) = plan.logprob_forward else {
         return String::new();
     };
+    // TRL's PPO: one count of prompts sets the rows of its generation and of every no-grad
+    // forward of the rollout (the value model's included).
+    let rollout = key_of(ctx, Concept::RolloutBatch)
+        .filter(|_| ctx.setup.get(Concept::RolloutBatch).is_some());
     let fits = |rows: u64| {
         let mut p = plan.clone();
         p.logprob_forward = Some(crate::estimate::step::LogprobForward { rows, ..f });
+        if rollout.is_some() {
+            if let Some(g) = &mut p.generation {
+                g.rows = Some(rows);
+            }
+            let generation = p.generation;
+            if let Some(c) = &mut p.critic {
+                c.plan.generation = generation;
+                c.plan.logprob_forward = c
+                    .plan
+                    .logprob_forward
+                    .map(|cf| crate::estimate::step::LogprobForward { rows, ..cf });
+            }
+        }
         need_bytes(&estimate(&p)) <= usable * HEADROOM_LINE
     };
     // Memory grows with the rows: the most that fit (rows may be any number).
     let most = fits(1).then(|| largest_below(1, f.rows.max(2), fits));
-    let key = key_of(ctx, Concept::LogprobMicroBatch)
-        .map_or("the log-prob micro-batch".to_string(), |k| format!("`{k}`"));
-    let mut out = format!(
-        ": the peak is the log-prob forward, {} sequence{} of {} tokens without gradients, whose logits the actor's micro-batch does not change; ",
-        f.rows,
-        if f.rows == 1 { "" } else { "s" },
-        plan.seq_len
-    );
+    let (key, also) = match &rollout {
+        Some(k) => (format!("`{k}`"), ""),
+        None => (
+            key_of(ctx, Concept::LogprobMicroBatch)
+                .map_or("the log-prob micro-batch".to_string(), |k| format!("`{k}`")),
+            " (and the reference's)",
+        ),
+    };
+    let mut out = if rollout.is_some() {
+        format!(
+            ": the peak is a no-grad forward of the rollout (the reference's log-probs, or the value and reward models' scores), {} sequence{} of {} tokens, whose rows {key} sets; ",
+            f.rows,
+            if f.rows == 1 { "" } else { "s" },
+            plan.seq_len
+        )
+    } else {
+        format!(
+            ": the peak is the log-prob forward, {} sequence{} of {} tokens without gradients, whose logits the actor's micro-batch does not change; ",
+            f.rows,
+            if f.rows == 1 { "" } else { "s" },
+            plan.seq_len
+        )
+    };
     match most {
         Some(r) => out.push_str(&format!(
-            "{r} per GPU fit{} under 90% of usable memory: lower {key} (and the reference's) to {r}",
+            "{r} per GPU fit{} under 90% of usable memory: lower {key}{also} to {r}",
             if r == 1 { "s" } else { "" }
         )),
         None => out.push_str(&format!(
@@ -444,7 +476,14 @@ fn sampling_ways(ctx: &Context, plan: &Plan) -> Vec<String> {
         })
     };
     let mut ways = Vec::new();
-    if let Some(k) = key(Concept::StepsPerGeneration, None) {
+    // TRL's PPO samples `local_rollout_forward_batch_size` prompts at a time.
+    let rollout = ctx.setup.get(Concept::RolloutBatch).is_some();
+    let fewer = if rollout {
+        Concept::RolloutBatch
+    } else {
+        Concept::StepsPerGeneration
+    };
+    if let Some(k) = key(fewer, None) {
         ways.push(format!("sample fewer sequences at once (a smaller `{k}`)"));
     }
     if plan.generation.is_some_and(|g| g.whole_model) {
@@ -454,7 +493,7 @@ fn sampling_ways(ctx: &Context, plan: &Plan) -> Vec<String> {
             ));
         }
     }
-    if let Some(k) = key(Concept::Generator, Some("vllm")) {
+    if let Some(k) = key(Concept::Generator, Some("vllm")).filter(|_| !rollout) {
         ways.push(format!("sample with vLLM (`{k}`) on its own GPUs"));
     }
     ways.push("use a GPU with more memory".into());

@@ -162,7 +162,7 @@ fn first_stated(ctx: &Context) -> std::ops::Range<usize> {
             .map_or(a.span.end, |n| a.span.start + n);
         a.span.start..line_end
     });
-    std::iter::once(ctx.span_of(Concept::Model))
+    std::iter::once(ctx.span_of(ctx.trained_model()))
         .chain(described)
         .chain(
             [Concept::MicroBatch, Concept::GlobalBatch, Concept::SeqLen]
@@ -194,7 +194,7 @@ fn concept_of(what: &str) -> Option<Concept> {
 /// A named, known model whose estimate lacks an input.
 fn missing(ctx: &Context, what: &str) -> Vec<Violation> {
     use crate::dialect::SettingValue;
-    let Some((name, _)) = ctx.setup.str(Concept::Model) else {
+    let Some((name, _)) = ctx.setup.str(ctx.trained_model()) else {
         return vec![];
     };
     let reason = match concept_of(what).map(|c| (c, ctx.setup.get(c))) {
@@ -230,7 +230,7 @@ fn missing(ctx: &Context, what: &str) -> Vec<Violation> {
         message: format!(
             "model `{name}` could not be estimated: {reason}, so the memory rules (HW101-HW105) were skipped"
         ),
-        span: ctx.span_of(Concept::Model),
+        span: ctx.span_of(ctx.trained_model()),
         fix: None,
     }]
 }
@@ -239,7 +239,7 @@ fn missing(ctx: &Context, what: &str) -> Vec<Violation> {
 fn unsupported(ctx: &Context, what: &str) -> Vec<Violation> {
     // The objective is read before the model: a run that names none is not estimable either,
     // and the summary has counted it.
-    let Some((name, _)) = ctx.setup.str(Concept::Model) else {
+    let Some((name, _)) = ctx.setup.str(ctx.trained_model()) else {
         return vec![Violation {
             message: format!(
                 "the memory rules (HW101-HW105) were skipped: the estimator has no recipe for {what}"
@@ -252,7 +252,7 @@ fn unsupported(ctx: &Context, what: &str) -> Vec<Violation> {
         message: format!(
             "model `{name}` could not be estimated: the estimator has no recipe for {what}, so the memory rules (HW101-HW105) were skipped"
         ),
-        span: ctx.span_of(Concept::Model),
+        span: ctx.span_of(ctx.trained_model()),
         fix: None,
     }]
 }
