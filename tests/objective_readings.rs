@@ -162,10 +162,56 @@ fn llama_factory_reward_model_computes_and_drops_its_logits() {
     assert_eq!(e.logits_bytes, 0.0);
 }
 
+/// LLaMA-Factory's PPO with LoRA: prompt (`cutoff_len`) + `max_new_tokens`, the adapters'
+/// policy as its own reference and reward, and TRL 0.9's loss over fp32 logits.
 #[test]
-fn llama_factory_ppo_is_not_estimated() {
-    let what = support::unsupported(DIR, "llama-factory-ppo.yaml");
-    assert!(what.contains("PPO"), "{what}");
+fn llama_factory_ppo_lora_trains_prompt_and_response_with_the_value_head_loss() {
+    let got = planned("llama-factory-ppo.yaml");
+    let p = &got.plan;
+    assert_eq!((p.batch, p.seq_len), (1, 2048 + 512));
+    assert!(p.value_head && p.logprob_loss && p.lora.is_some());
+    assert!(!p.reference_model && !p.reference_forward && p.critic.is_none());
+    assert_eq!(p.scorer_params, 0);
+    assert_eq!(p.checkpointing, Checkpointing::Full);
+    // One micro-batch sampled at a time, in the bf16 base's dtype, with its cache.
+    let g = p.generation.expect("model.generate between updates");
+    assert_eq!((g.rows(p.batch), g.completion, g.prompt), (1, 512, 2048));
+    assert!(g.cache && g.scores_rows == 0 && g.dtype_bytes == Some(2));
+    // Four fp32 vocabulary-wide tensors over the whole sequence at the loss.
+    let e = estimate(p);
+    let bsv = 2560.0 * 151_936.0;
+    assert!(
+        (e.logits_bytes / bsv - 16.0).abs() < 1e-9,
+        "{} bytes a logit",
+        e.logits_bytes / bsv
+    );
+    assert!(gib(p) > 12.0 && gib(p) < 20.0, "{:.1} GiB", gib(p));
+}
+
+/// Full fine-tuning: a second copy as the reference and the reward model of its own, both
+/// frozen in bf16 beside the fp32 policy.
+#[test]
+fn llama_factory_ppo_full_holds_a_reference_copy_and_the_reward_model() {
+    let got = planned("llama-factory-ppo-full.yaml");
+    let p = &got.plan;
+    assert_eq!((p.batch, p.seq_len), (2, 1024 + 256));
+    assert!(p.reference_model && p.lora.is_none());
+    assert_eq!(p.reference_bytes, Some(2.0));
+    assert_eq!(p.scorer_bytes, 2.0);
+    assert!(p.scorer_params > 0);
+    // The fp32 policy generates in fp32.
+    assert_eq!(p.generation.and_then(|g| g.dtype_bytes), Some(4));
+    let e = estimate(p);
+    let mut alone = p.clone();
+    alone.reference_model = false;
+    alone.scorer_params = 0;
+    let solo = estimate(&alone);
+    let policy = e.params as f64;
+    let frozen = e.weights_bytes - solo.weights_bytes;
+    assert!(
+        (frozen - 2.0 * policy - 2.0 * p.scorer_params as f64).abs() < 1.0,
+        "{frozen} bytes of frozen models"
+    );
 }
 
 /// Every fixture in the folder is read by a test above.

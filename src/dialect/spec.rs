@@ -520,6 +520,10 @@ pub struct Semantics {
     /// own dtype and keep it for backward (TRL's `selective_log_softmax`).
     #[serde(default)]
     pub row_log_softmax_loss: bool,
+    /// A reference or reward model of its own is loaded frozen in the compute dtype, whatever
+    /// the trained model's weights are kept in (LLaMA-Factory's `load_model(is_trainable=False)`).
+    #[serde(default)]
+    pub frozen_models_in_compute_dtype: bool,
 }
 
 /// What the framework's loader does with one format's files.

@@ -463,10 +463,10 @@ fn terms(plan: &Plan, frozen: bool) -> Terms {
     // weights are, never the fp32 masters' optimizer state.
     // A frozen reward model kept beside them (TRL's PPO) is stored the same way.
     let reference = if plan.reference_model {
-        p * rg.residual
+        p * plan.reference_bytes.unwrap_or(rg.residual)
     } else {
         0.0
-    } + plan.scorer_params as f64 * rg.residual;
+    } + plan.scorer_params as f64 * plan.scorer_bytes;
     let weights = base_weights + if frozen_base { adapter * 4.0 } else { 0.0 } + reference;
     // Under FSDP1 the frozen base sits in flat parameters with the adapters, whose gradient is
     // allocated at the flat parameter's full size.
@@ -759,6 +759,15 @@ fn terms(plan: &Plan, frozen: bool) -> Terms {
             (rg.compute + 8.0) * bth + rg.compute * bth,
             rg.compute * bth,
         )
+    } else if a.has_lm_loss() && plan.value_head && plan.logprob_loss {
+        // TRL 0.9's PPOTrainer over its value-head wrapper (LLaMA-Factory's PPO): the wrapper
+        // upcasts the logits to fp32 (trl modeling_value_head.py:190 at v0.9.6), the loss keeps
+        // their log-softmax (trl/core.py `logprobs_from_logits`), `batched_forward_pass` returns
+        // a concatenated copy (LLaMA-Factory train/ppo/trainer.py:455-486), and `loss` takes
+        // their entropy with gradients on (`entropy_from_logits`: a softmax and its product with
+        // the logits, trl ppo_trainer.py:1244 at v0.9.6): four fp32 vocabulary-wide tensors at
+        // once; in backward the copy, the log-softmax and two gradients.
+        (16.0 * bsv, 16.0 * bsv)
     } else if a.has_lm_loss() && plan.value_head {
         // trl's value-head wrapper upcasts the logits it returns (modeling_value_head.py).
         let upcast = if rg.compute < 4.0 { 4.0 } else { 0.0 };
@@ -801,7 +810,8 @@ fn terms(plan: &Plan, frozen: bool) -> Terms {
         0.0
     };
     // The first weight gradient of backward: the LM head (or tied embedding).
-    let head_grad = if a.has_lm_loss() && !frozen_base && !plan.value_head {
+    // A reward model's value head drops the logits: its LM head gets no gradient.
+    let head_grad = if a.has_lm_loss() && !frozen_base && (plan.logprob_loss || !plan.value_head) {
         (a.vocab_size * a.hidden_size) as f64 * grad_bytes
     } else {
         0.0

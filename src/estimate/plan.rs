@@ -411,7 +411,7 @@ pub fn plan_for(i: &Inputs) -> Result<Planned, Gap> {
     }
     let seq_len = match s.int(Concept::SeqLen) {
         // An RL trainer's sequence is its prompt and completion (below).
-        _ if matches!(objective, Objective::Grpo | Objective::Ppo) => 0,
+        _ if objective.samples() => 0,
         Some((n, _)) => {
             used.push(("seq_len", Concept::SeqLen));
             n.max(1) as u64
@@ -457,8 +457,8 @@ pub fn plan_for(i: &Inputs) -> Result<Planned, Gap> {
     // v1.9.0) and reads the response's (:820-823).
     let mut grpo_tokens = None;
     let (seq_len, logits_tokens) = match objective {
-        Objective::Grpo | Objective::Ppo => {
-            let length = if objective == Objective::Ppo {
+        Objective::Grpo | Objective::Ppo | Objective::PpoValueHead => {
+            let length = if objective != Objective::Grpo {
                 Concept::ResponseLength
             } else {
                 Concept::CompletionLength
@@ -1039,6 +1039,16 @@ pub fn plan_for(i: &Inputs) -> Result<Planned, Gap> {
                 ..g
             })
         }
+        // LLaMA-Factory's PPO calls `generate` on the unwrapped model outside its autocast
+        // (train/ppo/trainer.py:359-366), in the weights' dtype.
+        (Objective::PpoValueHead, Some(g)) => Some(super::step::Generation {
+            dtype_bytes: Some(if master_weights {
+                precision.regime().compute
+            } else {
+                precision.regime().residual
+            } as u64),
+            ..g
+        }),
         (_, g) => g,
     };
     let plan = Plan {
@@ -1088,14 +1098,24 @@ pub fn plan_for(i: &Inputs) -> Result<Planned, Gap> {
                         | Objective::Kto
                         | Objective::Grpo
                         | Objective::Ppo
-                ),
-        value_head: objective == Objective::RewardValueHead,
+                )
+            // TRL 0.9's PPO reads every token's log-softmax (see `value_head`).
+            || objective == Objective::PpoValueHead,
+        value_head: matches!(
+            objective,
+            Objective::RewardValueHead | Objective::PpoValueHead
+        ),
         logits_tokens,
         logprob_tokens: match (objective, grpo_tokens) {
             (Objective::Ppo, Some((_, completion))) => Some(completion),
             _ => None,
         },
         scorer_params: 0,
+        scorer_bytes: 2.0,
+        reference_bytes: i
+            .semantics
+            .frozen_models_in_compute_dtype
+            .then(|| precision.regime().compute),
         checkpointing_fixed: objective == Objective::Ppo,
         unmodelled_kernels: false,
         flat_grads: fsdp1_mixed_flat,
@@ -1130,14 +1150,31 @@ pub fn plan_for(i: &Inputs) -> Result<Planned, Gap> {
         } else {
             None
         };
-    let scorer_params = if objective == Objective::Ppo {
+    let scorer_params = if matches!(objective, Objective::Ppo | Objective::PpoValueHead) {
         scorer_params(i, &mut used)?
     } else {
         0
     };
+    // TRL's PPO scripts load the reward model with the policy's dtype (ppo.py:57-75 at v1.9.0);
+    // LLaMA-Factory loads it frozen in the compute dtype (`load_model(is_trainable=False)`,
+    // train/trainer_utils.py:185-187, model/loader.py).
+    let scorer_bytes = if objective == Objective::Ppo
+        && !plan.master_weights
+        && !i.semantics.frozen_models_in_compute_dtype
+    {
+        plan.precision.regime().residual
+    } else {
+        plan.precision.regime().compute
+    };
+    if objective == Objective::PpoValueHead {
+        assumed.push(
+            "the value head (hidden size + 1 weights) is not counted; the rollout's no-grad forwards of the policy, the reference and the reward model run the micro-batch's rows without gradients, less than the update, and are not counted".to_string(),
+        );
+    }
     let plan = Plan {
         critic,
         scorer_params,
+        scorer_bytes,
         ..plan
     };
     let flat_lower = fsdp1_flat_unknown.then(|| {
@@ -1818,6 +1855,10 @@ pub enum Objective {
     /// policy on prompt + response beside a value model, a frozen reward model and a reference;
     /// the rollout samples with `model.generate` and runs their no-grad forwards.
     Ppo,
+    /// PPO over TRL 0.9's value-head trainer (LLaMA-Factory's `stage: ppo`): a value head on
+    /// the policy, the reference and reward as adapters or models of their own, and
+    /// `model.generate` for each micro-batch between updates.
+    PpoValueHead,
     /// Online RL whose phases take turns on the same GPUs (verl's hybrid engine): the actor's
     /// update on prompt + response, the rollout engine's sampling and the no-grad log-prob
     /// forwards, each the peak of its own instant.
@@ -1843,12 +1884,7 @@ impl Objective {
             "kto" => Objective::Kto,
             "grpo" => Objective::Grpo,
             "ppo" => Objective::Ppo,
-            // LLaMA-Factory's PPO runs TRL 0.8-0.9's value-head trainer: not read yet.
-            "ppo-value-head" => {
-                return Err(Gap::Unsupported(
-                    "PPO with a value head on the policy (LLaMA-Factory's, over TRL 0.9's PPOTrainer)",
-                ))
-            }
+            "ppo-value-head" => Objective::PpoValueHead,
             // verl's hybrid engine: the actor's update, the reference, the critic and the
             // rollout engine take turns on the same GPUs, moving states on and off them.
             "colocated-rl" => Objective::Colocated,
@@ -1860,6 +1896,14 @@ impl Objective {
             _ => return Err(Gap::Unsupported("this training objective")),
         };
         Ok(objective)
+    }
+
+    /// The trainer samples completions between updates and trains on prompt + completion.
+    fn samples(self) -> bool {
+        matches!(
+            self,
+            Objective::Grpo | Objective::Ppo | Objective::PpoValueHead
+        )
     }
 
     /// Sequences each sample runs as: a pair's chosen and rejected answers run together.

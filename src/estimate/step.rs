@@ -280,9 +280,13 @@ pub struct Plan {
     /// Tokens per sequence whose rows the loss's log-softmax reads, when fewer than those with
     /// logits (TRL's PPO computes logits for the whole sequence and reads the response's).
     pub logprob_tokens: Option<u64>,
-    /// Parameters of a frozen model kept on the GPUs beside the policy, stored like the
-    /// policy's weights (TRL's PPO reward model, which scores the samples).
+    /// Parameters of a frozen model kept on the GPUs beside the policy (a PPO reward model,
+    /// which scores the samples), and the bytes each is stored in.
     pub scorer_params: u64,
+    pub scorer_bytes: f64,
+    /// Bytes per parameter of a reference copy, when it is not stored like the policy's
+    /// weights (LLaMA-Factory loads it in the compute dtype).
+    pub reference_bytes: Option<f64>,
     /// The trainer decides activation checkpointing whatever the file says (TRL's PPOTrainer
     /// never turns it on): no message suggests changing it.
     pub checkpointing_fixed: bool,
@@ -461,6 +465,8 @@ impl Plan {
             logits_tokens: None,
             logprob_tokens: None,
             scorer_params: 0,
+            scorer_bytes: 2.0,
+            reference_bytes: None,
             checkpointing_fixed: false,
             unmodelled_kernels: false,
             checkpoint_every: 1,
