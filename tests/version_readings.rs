@@ -232,3 +232,21 @@ fn grpo_sampling_follows_the_trl_release() {
     assert_eq!(g["rows"], 64);
     assert_eq!(g["cache"], true);
 }
+
+/// A config named without a folder, run from its own folder, finds the pin beside it (its
+/// parent is the empty path, which is the current folder).
+#[test]
+fn a_bare_file_name_finds_the_pin_in_the_current_folder() {
+    let dir = support::fixture("fixtures/versions", "trl-0.19/recipes");
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_hwlint"))
+        .current_dir(&dir)
+        .args(["--show-settings", "--output-format", "json", "sft.yaml"])
+        .output()
+        .unwrap();
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_pinned(
+        &v["files"][0]["runs"][0]["framework_version"],
+        "0.19.0",
+        "../setup.py:6",
+    );
+}

@@ -223,7 +223,11 @@ fn cache() -> &'static std::sync::Mutex<PinCache> {
 /// The pin of `package` in the nearest dependency file above `config` (stopping at a
 /// repository's root, where a `.git` is).
 pub fn pinned(config: &Path, package: &str, newest: &str) -> Option<Resolved> {
-    let start = config.parent().unwrap_or(Path::new("."));
+    // A file named without a folder (`hwlint train.sh`) has the empty path as its parent.
+    let start = config
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
     let start: PathBuf = std::fs::canonicalize(start).unwrap_or_else(|_| start.to_path_buf());
     let key = (start.clone(), package.to_string());
     if let Some(hit) = cache().lock().ok().and_then(|c| c.get(&key).cloned()) {

@@ -328,6 +328,16 @@ pub fn plan_for(i: &Inputs) -> Result<Planned, Gap> {
     } else {
         Concept::Model
     };
+    if let (Concept::PolicyModel, Some((policy, set)), Some((named, _))) =
+        (model_key, s.str(model_key), s.str(Concept::Model))
+    {
+        if policy != named {
+            assumed.push(format!(
+                "the policy is `{policy}` ({}): TRL's PPO scripts train `sft_model_path` (examples/scripts/ppo/ppo.py:76 at v1.9.0); `{named}` names only the tokenizer",
+                set.origin.describe()
+            ));
+        }
+    }
     let described;
     let inline = s.str(model_key).is_none() && s.architecture.is_some();
     let (name, arch) = match (s.str(model_key), &s.architecture) {
