@@ -536,6 +536,38 @@ fn trl_ppo_before_0_12_is_not_estimated() {
     );
 }
 
+/// When a no-grad forward of TRL's rollout is the peak, HW101 names the setting that sets its
+/// rows and the most that fit; it never suggests the checkpointing PPOTrainer ignores.
+#[test]
+fn trl_ppo_rollout_forward_peak_names_its_rows() {
+    let path = support::fixture(DIR, "trl-ppo-rollout-rows.sh");
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_hwlint"))
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .args(["check", "--target", "a100-40gb", "--gpus", "1"])
+        .args(["--output-format", "json"])
+        .arg(&path)
+        .output()
+        .unwrap();
+    let found: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let messages: Vec<String> = found
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|d| d["code"] == "HW101")
+        .map(|d| d["message"].as_str().unwrap_or_default().to_string())
+        .collect();
+    let [m] = messages.as_slice() else {
+        panic!("one HW101: {messages:?}")
+    };
+    assert!(m.contains("no-grad forward of the rollout"), "{m}");
+    assert!(m.contains("128 sequences of 565 tokens"), "{m}");
+    assert!(
+        m.contains("lower `local_rollout_forward_batch_size` to"),
+        "{m}"
+    );
+    assert!(!m.contains("checkpointing"), "{m}");
+}
+
 /// A folder whose requirements.txt pins TRL 0.11.
 const OLD_TRL: &str = "trl-0.11";
 
