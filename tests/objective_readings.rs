@@ -380,6 +380,23 @@ fn llama_factory_dpo_lora_with_ref_model_counts_the_copy() {
     assert!((copy / (4.02e9 * 2.0) - 1.0).abs() < 0.01, "{copy}");
 }
 
+/// A `ref_model` naming another model is that model's size, not the policy's.
+#[test]
+fn llama_factory_dpo_ref_model_of_another_size_counts_its_own_weights() {
+    let other = planned("llama-factory-dpo-lora-ref-other.yaml").plan;
+    let same = planned("llama-factory-dpo-lora-ref-model.yaml").plan;
+    let eight = other.reference_params.expect("Qwen3-8B's own count") as f64;
+    assert!((eight / 8.19e9 - 1.0).abs() < 0.01, "{eight}");
+    assert_eq!(same.reference_params, None);
+    // The difference in weights is the two references' in bf16.
+    let more = estimate(&other).weights_bytes - estimate(&same).weights_bytes;
+    let four = estimate(&same).params as f64;
+    assert!(
+        (more - 2.0 * (eight - four)).abs() < 1e3,
+        "{more} bytes more"
+    );
+}
+
 #[test]
 fn axolotl_orpo_runs_pairs_without_a_reference() {
     let p = planned("axolotl-orpo.yaml").plan;

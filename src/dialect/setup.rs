@@ -235,6 +235,9 @@ pub enum Concept {
     /// A frozen reward model kept on the training GPUs to score the samples (TRL's
     /// `reward_model_path`).
     RewardScorer,
+    /// The model a reference copy is loaded from, when the file names one (LLaMA-Factory's
+    /// `ref_model`).
+    ReferenceModelName,
 }
 
 /// The type a concept's value has once mapped.
@@ -340,7 +343,8 @@ impl Concept {
             | CriticModel
             | CriticCheckpointing
             | PolicyModel
-            | RewardScorer => ValueType::Str,
+            | RewardScorer
+            | ReferenceModelName => ValueType::Str,
         }
     }
 }

@@ -463,7 +463,7 @@ fn terms(plan: &Plan, frozen: bool) -> Terms {
     // weights are, never the fp32 masters' optimizer state.
     // A frozen reward model kept beside them (TRL's PPO) is stored the same way.
     let reference = if plan.reference_model {
-        p * plan.reference_bytes.unwrap_or(rg.residual)
+        plan.reference_params.map_or(p, |r| r as f64) * plan.reference_bytes.unwrap_or(rg.residual)
     } else {
         0.0
     } + plan.scorer_params as f64 * plan.scorer_bytes;

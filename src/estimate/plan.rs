@@ -974,6 +974,25 @@ pub fn plan_for(i: &Inputs) -> Result<Planned, Gap> {
     if may_have_reference && lora_r.is_some() {
         used.push(("reference copy", Concept::ReferenceCopy));
     }
+    // A reference loaded from another model is that model's size (its forward's working set is
+    // counted as the policy's).
+    let reference_params = match s.str(Concept::ReferenceModelName) {
+        Some((other, _)) if may_have_reference && other != name => {
+            match find_model(other, i.models, i.base_dir) {
+                Some(a) => {
+                    used.push(("reference model", Concept::ReferenceModelName));
+                    Some(super::params::count(&a).total)
+                }
+                None => {
+                    assumed.push(format!(
+                        "the reference `{other}` is not in hwlint's catalog: sized as the policy"
+                    ));
+                    None
+                }
+            }
+        }
+        _ => None,
+    };
     if may_have_reference
         && lora_r.is_some()
         && (load_in_4bit || load_in_8bit || prequantized.is_some())
@@ -1122,6 +1141,7 @@ pub fn plan_for(i: &Inputs) -> Result<Planned, Gap> {
         },
         scorer_params: 0,
         scorer_bytes: 2.0,
+        reference_params,
         reference_bytes: i
             .semantics
             .frozen_models_in_compute_dtype

@@ -287,6 +287,8 @@ pub struct Plan {
     /// Bytes per parameter of a reference copy, when it is not stored like the policy's
     /// weights (LLaMA-Factory loads it in the compute dtype).
     pub reference_bytes: Option<f64>,
+    /// Parameters of the reference copy when it is another model than the policy.
+    pub reference_params: Option<u64>,
     /// The trainer decides activation checkpointing whatever the file says (TRL's PPOTrainer
     /// never turns it on): no message suggests changing it.
     pub checkpointing_fixed: bool,
@@ -467,6 +469,7 @@ impl Plan {
             scorer_params: 0,
             scorer_bytes: 2.0,
             reference_bytes: None,
+            reference_params: None,
             checkpointing_fixed: false,
             unmodelled_kernels: false,
             checkpoint_every: 1,
