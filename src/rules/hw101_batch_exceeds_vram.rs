@@ -14,16 +14,18 @@
 //! forward, the start of backward, the recompute or backward of the last block, the optimizer
 //! step, loading a quantized base, an RL trainer sampling its completions with
 //! `model.generate` in the training process, a colocated rollout engine sampling between updates
-//! (verl; TRL's vLLM in sleep mode), or verl's no-grad log-prob forward), by kind, the three
-//! largest named:
+//! (verl; TRL's vLLM in sleep mode), verl's no-grad log-prob forward, or a no-grad forward of
+//! TRL's PPO rollout: the reference's over `local_rollout_forward_batch_size` prompts with every
+//! layer's hidden state and cache, or the value model's), by kind, the three largest named:
 //! - weights: the parameters on this GPU (a shard and the gathered blocks under ZeRO-3/FSDP),
-//!   a frozen reference model's, and LoRA adapters in fp32;
+//!   a frozen reference or reward model's, a PPO value model's, and LoRA adapters in fp32;
 //! - gradients: all of them when the step is at the optimizer or accumulates, else the ones
 //!   backward has produced by that instant (the LM head's, the last block's);
 //! - optimizer: the optimizer's state (AdamW's two moments) and an fp32 master copy of 16-bit
 //!   weights;
 //! - activations: what autograd saves for backward (only block inputs under checkpointing);
-//! - logits: the LM head's output and the loss's fp32 copies of it;
+//! - logits: the LM head's output and the loss's fp32 copies of it (TRL's PPO rollout also
+//!   keeps every sampled token's fp32 scores over the vocabulary);
 //! - KV cache: the keys and values of the sequences an RL trainer samples at once (TRL's GRPO
 //!   without vLLM: the accumulation's micro-batches by default), while the weights (the whole
 //!   model under ZeRO-3 unless `ds3_gather_for_generation: false`) and optimizer state stay;
@@ -70,7 +72,9 @@
 //! sampling between updates, which the micro-batch does not change: fewer sequences sampled at
 //! once, the ZeRO-3 shards kept, or vLLM; for a rollout engine's sampling, the largest
 //! `gpu_memory_utilization` that fits, to 0.05, or the trainer's states offloaded while it
-//! samples; for verl's log-prob forward, the most rows per GPU that fit). Under the built-in
+//! samples; for verl's log-prob forward or TRL's PPO rollout forward, the most rows per GPU that
+//! fit; never activation checkpointing where the trainer ignores it, as TRL's PPOTrainer does).
+//! Under the built-in
 //! default target the GPU is a guess: the fix is shown, not applied.
 
 use super::memory::{

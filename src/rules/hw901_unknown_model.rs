@@ -13,10 +13,13 @@
 //!   model not in the catalog (declare it), a model key the file does not set, an input no
 //!   framework default gives, a model the dialect does not read (and why: `` `fused_loss` is
 //!   `true` ``, `` `model.use_dora` is `true` ``), a training loop the estimator has no recipe
-//!   for (TRL's and LLaMA-Factory's PPO with their value and reward models; in verl, whose actor
-//!   update, rollout engine, log-prob forwards and critic are estimated, a reward model on the
-//!   same GPUs, the TensorRT-LLM rollout, LoRA on the fp32 actor and the Megatron actor). A loop
-//!   with no recipe is said first: naming the model would not make the run estimable.
+//!   for (TRL's PPO before 0.12, whose value head sat on the policy; an online RL trainer whose
+//!   sampling settings hwlint does not read; in verl, whose actor update, rollout engine,
+//!   log-prob forwards and critic are estimated, a reward model on the same GPUs, the
+//!   TensorRT-LLM rollout, LoRA on the fp32 actor and the Megatron actor). A loop with no recipe
+//!   is said first: naming the model would not make the run estimable. For a PPO run the model
+//!   named is the policy (TRL's `sft_model_path`), or the value or reward model the catalog
+//!   lacks.
 //!
 //! An unknown sequence length is bounded by the model's context, so it decides where it can
 //! (a small model fits at any length). The summary line counts the outcomes
