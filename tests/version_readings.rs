@@ -250,3 +250,11 @@ fn a_bare_file_name_finds_the_pin_in_the_current_folder() {
         "../setup.py:6",
     );
 }
+
+/// Lightning ships as `lightning` and as `pytorch-lightning` (spelled `pytorch_lightning` too):
+/// either pin decides the release.
+#[test]
+fn a_pytorch_lightning_pin_is_a_lightning_pin() {
+    let run = settings("fixtures/versions/lightning-pl/configs/fit.yaml");
+    assert_pinned(&run["framework_version"], "2.1.3", "../requirements.txt:1");
+}

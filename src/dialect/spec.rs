@@ -355,6 +355,9 @@ impl Signature {
 #[serde(deny_unknown_fields)]
 pub struct VersionSpec {
     pub package: String,
+    /// Other names the same releases are installed by (`pytorch-lightning` beside `lightning`).
+    #[serde(default)]
+    pub also: Vec<String>,
     pub newest: String,
     /// The oldest release whose defaults were read. A pin below it still gets these defaults,
     /// and says they were not checked for that release. Absent: each default that changed

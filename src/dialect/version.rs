@@ -119,11 +119,34 @@ fn from_spec(spec: &str, newest: &str) -> Option<String> {
     best.or_else(|| lower_only.then(|| newest.to_string()))
 }
 
+/// What follows `package`'s name at the start of `text`, names compared as pip does (PEP 503:
+/// case and runs of `-`, `_`, `.` do not matter: `pytorch_lightning` is `pytorch-lightning`).
+fn after_name<'t>(text: &'t str, package: &str) -> Option<&'t str> {
+    let sep = |c: char| matches!(c, '-' | '_' | '.');
+    let mut rest = text;
+    for want in package.split(sep).filter(|p| !p.is_empty()).enumerate() {
+        let (i, part) = want;
+        if i > 0 {
+            let trimmed = rest.trim_start_matches(sep);
+            if trimmed.len() == rest.len() {
+                return None;
+            }
+            rest = trimmed;
+        }
+        let head = rest.get(..part.len())?;
+        if !head.eq_ignore_ascii_case(part) {
+            return None;
+        }
+        rest = &rest[part.len()..];
+    }
+    Some(rest)
+}
+
 /// The requirement of `package` on one line of a dependency file, and the version it pins.
 fn pin_in_line(line: &str, package: &str, newest: &str) -> Option<String> {
     let l = line.trim().trim_start_matches(['"', '\'', '-', ' ']);
     let lower = l.to_ascii_lowercase();
-    let rest = lower.strip_prefix(package)?;
+    let rest = after_name(&lower, package)?;
     // `trl`, `trl[vllm]`, not `trl-utils` or `trlx`.
     let rest = match rest.chars().next() {
         Some('[') => &rest[rest.find(']')? + 1..],
@@ -196,7 +219,10 @@ fn pin_in_lock(text: &str, package: &str) -> Option<(usize, String)> {
     let mut lines = text.lines().enumerate();
     while let Some((_, line)) = lines.next() {
         let l = line.trim();
-        if l == format!("name = \"{package}\"") {
+        if l.strip_prefix("name = \"")
+            .and_then(|n| n.strip_suffix('"'))
+            .is_some_and(|n| after_name(n, package) == Some(""))
+        {
             for (n, next) in lines.by_ref() {
                 let t = next.trim();
                 if let Some(v) = t.strip_prefix("version = ") {
@@ -305,7 +331,14 @@ fn search(start: &Path, package: &str, newest: &str) -> Option<Resolved> {
 /// The framework version for a config of `dialect` at `path`: pinned, else the newest.
 pub fn resolve(dialect: &Dialect, path: &Path) -> Option<Resolved> {
     let spec = dialect.version.as_ref()?;
-    let mut r = pinned_or_newest(path, &spec.package, &spec.newest);
+    // The package, else a name the same releases ship under (`lightning` and
+    // `pytorch-lightning`).
+    // The nearest pin of any of them (its `from` climbs fewest folders).
+    let mut r = std::iter::once(&spec.package)
+        .chain(&spec.also)
+        .filter_map(|p| pinned(path, p, &spec.newest))
+        .min_by_key(|r| r.from.matches("../").count())
+        .unwrap_or_else(|| pinned_or_newest(path, &spec.package, &spec.newest));
     if let Some(from) = unchecked(spec, &r) {
         r.from.push_str(&format!(
             "; the defaults below were read at {from}, none checked for older releases"
@@ -520,6 +553,38 @@ mod tests {
         assert!(
             !matmul_4bit_keeps_input(None),
             "the newest release keeps no input"
+        );
+    }
+
+    /// pip compares names case-blind with `-`, `_` and `.` alike (PEP 503).
+    #[test]
+    fn package_names_compare_as_pip_normalizes_them() {
+        for line in [
+            "pytorch-lightning==2.1.3",
+            "pytorch_lightning==2.1.3",
+            "PyTorch.Lightning == 2.1.3",
+        ] {
+            assert_eq!(
+                pin_in_line(line, "pytorch-lightning", "2.6.6").as_deref(),
+                Some("2.1.3"),
+                "{line}"
+            );
+        }
+        assert_eq!(
+            pin_in_line("lightning==2.1.3", "pytorch-lightning", "2.6.6"),
+            None
+        );
+        assert_eq!(
+            pin_in_line("pytorch-lightning==2.1.3", "lightning", "2.6.6"),
+            None
+        );
+        assert_eq!(pin_in_line("trl-utils==1.0", "trl", "1.9.0"), None);
+        let lock = "[[package]]\nname = \"pytorch-lightning\"\nversion = \"2.4.0\"\n";
+        assert_eq!(
+            pin_in_lock(lock, "pytorch_lightning")
+                .map(|(_, v)| v)
+                .as_deref(),
+            Some("2.4.0")
         );
     }
 

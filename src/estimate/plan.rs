@@ -1029,10 +1029,17 @@ pub fn plan_for(i: &Inputs) -> Result<Planned, Gap> {
     assumed.extend(phases.assumed.iter().cloned());
     bounded.extend(phases.bound.clone());
     used.extend(phases.used.iter().copied());
+    // The bytes of a stored weight: a 16-bit module's under DeepSpeed's or FSDP's fp32 masters,
+    // else the weights' own. PPO rollouts call their models outside the training autocast, in
+    // this dtype.
+    let stored = if master_weights {
+        precision.regime().compute
+    } else {
+        precision.regime().residual
+    };
     // TRL's PPO rollout: the prompts of a whole update (micro-batch x accumulation) are
     // sampled `local_rollout_forward_batch_size` at a time, and their no-grad forwards run as
-    // many rows at once; the models are called directly, outside the training autocast, in the
-    // weights' dtype (a 16-bit module's under DeepSpeed).
+    // many rows at once.
     let generation = match (objective, generation) {
         (Objective::Ppo, Some(g)) => {
             let local = (batch.max(1) as u64).saturating_mul(
@@ -1046,16 +1053,11 @@ pub fn plan_for(i: &Inputs) -> Result<Planned, Gap> {
             if s.get(Concept::RolloutBatch).is_some() {
                 used.push(("rollout batch", Concept::RolloutBatch));
             }
-            let bytes = if master_weights {
-                precision.regime().compute
-            } else {
-                precision.regime().residual
-            };
             phases.logprob_forward = Some(super::step::LogprobForward {
                 rows,
                 logits_copies: 1,
                 optimizer_kept: true,
-                compute_bytes: Some(bytes),
+                compute_bytes: Some(stored),
                 layers_kept: true,
                 cache_kept: true,
                 scores_held: true,
@@ -1064,18 +1066,14 @@ pub fn plan_for(i: &Inputs) -> Result<Planned, Gap> {
                 rows: Some(rows),
                 steps: 1,
                 scores_rows: local,
-                dtype_bytes: Some(bytes as u64),
+                dtype_bytes: Some(stored as u64),
                 ..g
             })
         }
         // LLaMA-Factory's PPO calls `generate` on the unwrapped model outside its autocast
         // (train/ppo/trainer.py:359-366), in the weights' dtype.
         (Objective::PpoValueHead, Some(g)) => Some(super::step::Generation {
-            dtype_bytes: Some(if master_weights {
-                precision.regime().compute
-            } else {
-                precision.regime().residual
-            } as u64),
+            dtype_bytes: Some(stored as u64),
             ..g
         }),
         (_, g) => g,
@@ -1188,13 +1186,11 @@ pub fn plan_for(i: &Inputs) -> Result<Planned, Gap> {
     // TRL's PPO scripts load the reward model with the policy's dtype (ppo.py:57-75 at v1.9.0);
     // LLaMA-Factory loads it frozen in the compute dtype (`load_model(is_trainable=False)`,
     // train/trainer_utils.py:185-187, model/loader.py).
-    let scorer_bytes = if objective == Objective::Ppo
-        && !plan.master_weights
-        && !i.semantics.frozen_models_in_compute_dtype
+    let scorer_bytes = if objective == Objective::Ppo && !i.semantics.frozen_models_in_compute_dtype
     {
-        plan.precision.regime().residual
+        stored
     } else {
-        plan.precision.regime().compute
+        precision.regime().compute
     };
     if objective == Objective::PpoValueHead {
         assumed.push(
@@ -1502,8 +1498,9 @@ fn joint_critic_for(
 
 /// TRL's PPO reward model: `AutoModelForSequenceClassification` with one label from
 /// `reward_model_path` (ppo.py:73-75 at v1.9.0), frozen on the training GPUs (ppo_trainer.py:
-/// 553-568): its weights, stored like the policy's. Its no-grad forward over the samples keeps
-/// no logits over the vocabulary and is not counted.
+/// 553-568), or LLaMA-Factory's `reward_model_type: full` (train/trainer_utils.py:177-190):
+/// its parameter count, without an LM head. TRL's reward forward has the value model's shape
+/// (`joint_critic_for`).
 fn scorer_params(i: &Inputs, used: &mut Vec<(&'static str, Concept)>) -> Result<u64, Gap> {
     let s = i.setup;
     let Some((name, _)) = s.str(Concept::RewardScorer) else {
