@@ -1410,25 +1410,9 @@ fn critic_for(
     assumed.push(
         "the critic computes as the actor does (16-bit over fp32 shards, on the actor's sequences); its no-grad value forward, with no vocabulary logits, is less than its update and not counted".to_string(),
     );
-    let mut p = Plan::new(
-        name,
-        Architecture {
-            no_lm_loss: true,
-            tie_word_embeddings: true,
-            ..arch
-        },
-    );
+    let mut p = value_model_plan(name, arch, actor);
     p.batch = batch;
-    p.seq_len = actor.seq_len;
-    p.precision = actor.precision;
-    p.optimizer = actor.optimizer;
-    p.attention = actor.attention;
     p.checkpointing = checkpointing;
-    p.master_weights = actor.master_weights;
-    p.fp32_reduce = actor.fp32_reduce;
-    p.zero_stage = actor.zero_stage;
-    p.gpus = actor.gpus;
-    p.accumulating = actor.accumulating;
     Ok(super::step::Critic {
         plan: Box::new(p),
         params_kept: !yes(Concept::CriticOffloadParams),
@@ -1437,6 +1421,31 @@ fn critic_for(
         actor_optimizer_kept: !yes(Concept::PhaseOffloadOptimizer),
         joint: false,
     })
+}
+
+/// A value model trained beside the policy: its model with a one-output head in place of the
+/// LM head, stepping as the policy does (micro-batch, sequences, precision, optimizer,
+/// sharding, accumulation).
+fn value_model_plan(name: &str, arch: Architecture, actor: &Plan) -> Plan {
+    let mut p = Plan::new(
+        name,
+        Architecture {
+            no_lm_loss: true,
+            tie_word_embeddings: true,
+            ..arch
+        },
+    );
+    p.batch = actor.batch;
+    p.seq_len = actor.seq_len;
+    p.precision = actor.precision;
+    p.optimizer = actor.optimizer;
+    p.attention = actor.attention;
+    p.master_weights = actor.master_weights;
+    p.fp32_reduce = actor.fp32_reduce;
+    p.zero_stage = actor.zero_stage;
+    p.gpus = actor.gpus;
+    p.accumulating = actor.accumulating;
+    p
 }
 
 /// TRL's PPO value model: `AutoModelForSequenceClassification` with one label, loaded from
@@ -1456,27 +1465,10 @@ fn joint_critic_for(
     let arch = find_model(name, i.models, i.base_dir)
         .ok_or_else(|| Gap::UnknownModel(name.to_string()))?;
     used.push(("value model", Concept::CriticModel));
-    let mut p = Plan::new(
-        name,
-        Architecture {
-            no_lm_loss: true,
-            tie_word_embeddings: true,
-            ..arch
-        },
-    );
-    p.batch = actor.batch;
-    p.seq_len = actor.seq_len;
-    p.precision = actor.precision;
-    p.optimizer = actor.optimizer;
-    p.attention = actor.attention;
+    let mut p = value_model_plan(name, arch, actor);
     p.checkpointing = Checkpointing::None;
-    p.master_weights = actor.master_weights;
-    p.fp32_reduce = actor.fp32_reduce;
-    p.zero_stage = actor.zero_stage;
-    p.gpus = actor.gpus;
     p.offload_optimizer = actor.offload_optimizer;
     p.offload_params = actor.offload_params;
-    p.accumulating = actor.accumulating;
     // Its no-grad forward over the rollout (`get_reward`, experimental/utils.py at v1.9.0:
     // every hidden state, `use_cache=False`, its one-output head) while the samples' scores are
     // held; the reward model's, loaded from the same path, has the same shape.
