@@ -585,6 +585,13 @@ fn trl_ppo_rollout_forward_peak_names_its_rows() {
     assert!(!m.contains("checkpointing"), "{m}");
 }
 
+/// The value-head PPOConfig's own keys name that trainer, never SFT.
+#[test]
+fn trl_value_head_ppo_keys_are_not_read_as_sft() {
+    let why = support::unsupported(DIR, "trl-ppo-value-head-keys.yaml");
+    assert!(why.contains("online RL"), "{why}");
+}
+
 /// A folder whose requirements.txt pins TRL 0.11.
 const OLD_TRL: &str = "trl-0.11";
 
