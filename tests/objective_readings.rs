@@ -509,6 +509,15 @@ fn trl_ppo_trains_the_value_model_in_the_policys_step() {
         e.logprob_forward.expect("the rollout's forward").total()
     };
     assert!((rollout(&e) - rollout(&solo) - 12.0 * scorer).abs() < 1e6);
+    // The rollout's fp32 scores (32 prompts x 53 tokens x 50304) stay referenced through the
+    // update: the step holds them beside everything else.
+    let mut unscored = p.clone();
+    if let Some(g) = &mut unscored.generation {
+        g.scores_rows = 0;
+    }
+    let held = 32.0 * 53.0 * 50_304.0 * 4.0;
+    let dropped = e.fwd_bwd_bytes - estimate(&unscored).fwd_bwd_bytes;
+    assert!((dropped - held).abs() < 1.0, "{dropped} vs {held}");
     // The reference's forward over 32 rows of 2048 tokens, in fp32 outside autocast, with
     // every layer's hidden state and cache, is this run's peak.
     assert_eq!(e.peak_at, "the log-prob forward");

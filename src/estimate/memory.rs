@@ -364,6 +364,9 @@ struct Terms {
     gen_working: f64,
     /// The whole KV cache, once every completion token is in it.
     gen_kv_full: f64,
+    /// The rollout's kept scores, still referenced through the update (TRL's PPO `logitss`,
+    /// ppo_trainer.py:690 at v1.9.0, rebound only by the next rollout).
+    held_scores: f64,
     /// A colocated engine's sampling, and the no-grad log-prob forward (see [`Plan`]).
     engine: Option<AtPeak>,
     logprob_forward: Option<AtPeak>,
@@ -933,12 +936,9 @@ fn terms(plan: &Plan, frozen: bool) -> Terms {
             };
             let layers = row_tokens * c * (hidden + cache) as f64;
             let logits = row_tokens * a.vocab_size as f64 * c * f.logits_copies as f64 / tp;
-            // The generation's kept scores, held through the forwards; padding them into one
-            // tensor copies them all first (ppo_trainer.py:137-142 at v1.9.0).
+            // The generation's kept scores, held through the forwards.
             let held = match &plan.generation {
-                Some(g) if f.scores_held => {
-                    g.scores_rows as f64 * g.completion as f64 * a.vocab_size as f64 * 4.0 / tp
-                }
+                Some(g) if f.scores_held => held_scores(a, g) / tp,
                 _ => 0.0,
             };
             // The last block's working set comes and goes before the logits exist.
@@ -948,11 +948,7 @@ fn terms(plan: &Plan, frozen: bool) -> Terms {
             } else {
                 (0.0, (layers + working) / split)
             };
-            let (logits, temporary) = if held > logits + temporary {
-                (2.0 * held, 0.0)
-            } else {
-                (held + logits, temporary)
-            };
+            let logits = held + logits;
             AtPeak {
                 weights: weights + if plan.fp32_reduce { master } else { 0.0 },
                 optimizer: if f.optimizer_kept {
@@ -1005,6 +1001,11 @@ fn terms(plan: &Plan, frozen: bool) -> Terms {
         gen_kv,
         gen_working,
         gen_kv_full,
+        // The policy's rollout alone keeps them (a value model's plan shares its generation).
+        held_scores: match &plan.generation {
+            Some(g) if !frozen && a.has_lm_loss() => held_scores(a, g) / tp,
+            _ => 0.0,
+        },
         engine,
         logprob_forward,
         params_kept,
@@ -1059,20 +1060,25 @@ fn generation(
         // Scores the trainer keeps (TRL's PPO, `output_scores=True`): fp32 over the vocabulary
         // for every sampled token, the earlier chunks' held while the next samples; at a
         // chunk's end `torch.stack` copies its own beside the cache (ppo_trainer.py:101-110
-        // at v1.9.0).
-        let held = g.scores_rows as f64 * g.completion as f64 * a.vocab_size as f64 * 4.0;
+        // at v1.9.0). The previous rollout's stay referenced (`logitss`, :690) until this
+        // one's are assigned, so sampling holds them too, and padding the chunks into one
+        // tensor (:137-142) holds three rollouts' worth at once, with no cache left.
+        let held = held_scores(a, g);
         let chunk = if g.scores_rows > 0 {
             rows * g.completion as f64 * a.vocab_size as f64 * 4.0
         } else {
             0.0
         };
-        let prefill = (prefill.0, prefill.1 + (held - chunk).max(0.0));
-        let last = (last.0, last.1.max(chunk) + held);
-        let at_peak = if prefill.0 + prefill.1 > last.0 + last.1 {
-            prefill
-        } else {
-            last
-        };
+        let prefill = (prefill.0, prefill.1 + held + (held - chunk).max(0.0));
+        let last = (last.0, last.1.max(chunk) + 2.0 * held);
+        let pad = (0.0, 3.0 * held);
+        let at_peak = [prefill, pad].into_iter().fold(last, |best, x| {
+            if x.0 + x.1 > best.0 + best.1 {
+                x
+            } else {
+                best
+            }
+        });
         (at_peak.0, at_peak.1, last.0)
     } else {
         (
@@ -1081,6 +1087,11 @@ fn generation(
             0.0,
         )
     }
+}
+
+/// The fp32 scores over the vocabulary a trainer keeps for every token it sampled (TRL's PPO).
+fn held_scores(a: &Architecture, g: &super::step::Generation) -> f64 {
+    g.scores_rows as f64 * g.completion as f64 * a.vocab_size as f64 * 4.0
 }
 
 /// The peak allocated memory of one training step.
@@ -1176,6 +1187,7 @@ fn add_terms(acc: Terms, t: Terms) -> Terms {
         gen_kv: acc.gen_kv + t.gen_kv,
         gen_working: acc.gen_working.max(t.gen_working),
         gen_kv_full: acc.gen_kv_full + t.gen_kv_full,
+        held_scores: acc.held_scores + t.held_scores,
         engine: acc.engine.or(t.engine),
         logprob_forward: acc.logprob_forward.or(t.logprob_forward),
         params_kept: acc.params_kept + t.params_kept,
@@ -1246,11 +1258,14 @@ fn combine(t: &Terms, checkpointed: bool) -> MemoryEstimate {
     };
     // Gradients alive during forward and backward: all of them when accumulating, else the
     // ones backward has produced by the instant (the head's, then the last block's).
-    let step = states + t.grads + t.step_temp;
+    // A rollout's kept scores sit beside every instant of the update.
+    let held = t.held_scores;
+    let step = states + t.grads + t.step_temp + held;
     let step_terms = AtPeak {
         weights: t.weights,
         optimizer: t.moments,
         gradients: t.grads,
+        logits: held,
         temporary: t.step_temp,
         ..AtPeak::default()
     };
@@ -1260,6 +1275,7 @@ fn combine(t: &Terms, checkpointed: bool) -> MemoryEstimate {
         optimizer: t.moments,
         gradients: held_grads,
         activations: acts,
+        logits: held,
         ..AtPeak::default()
     };
     // Accumulated gradients already hold the head's and the blocks'.
@@ -1277,7 +1293,7 @@ fn combine(t: &Terms, checkpointed: bool) -> MemoryEstimate {
         (
             "end of forward",
             AtPeak {
-                logits: t.logits_fwd,
+                logits: held + t.logits_fwd,
                 temporary: t.cast_cache,
                 ..base
             },
@@ -1286,7 +1302,7 @@ fn combine(t: &Terms, checkpointed: bool) -> MemoryEstimate {
         (
             "start of backward",
             AtPeak {
-                logits: t.logits_bwd,
+                logits: held + t.logits_bwd,
                 gradients: held_grads + t.head_grad,
                 temporary: cast_bwd,
                 ..base
@@ -1300,7 +1316,7 @@ fn combine(t: &Terms, checkpointed: bool) -> MemoryEstimate {
         fwd_bwd.push((
             "the reference model's forward",
             AtPeak {
-                logits: t.reference_logits,
+                logits: held + t.reference_logits,
                 temporary: t.cast_cache + t.working,
                 ..base
             },
@@ -1467,7 +1483,9 @@ mod tests {
         // Without sampling in the process there is no such instant.
         assert_eq!(estimate(&base).generation_bytes(), 0.0);
         // TRL's PPO keeps every sampled token's fp32 scores over the vocabulary for all the
-        // prompts of its rollout (here 64, sampled 32 at a time), and stacks a chunk's at its end.
+        // prompts of its rollout (here 64, sampled 32 at a time), beside the previous
+        // rollout's, still referenced; a chunk's are stacked at its end, and padding them all
+        // into one tensor holds three rollouts' worth.
         let scored = estimate(&Plan {
             generation: Some(Generation {
                 scores_rows: 64,
@@ -1479,7 +1497,7 @@ mod tests {
         let chunk = 32.0 * 1536.0 * 32_000.0 * 4.0;
         let added = scored.generation_bytes() - cached.generation_bytes();
         assert!(
-            added >= held && added <= held + chunk,
+            added >= 2.0 * held + chunk - 1.0 && added <= 3.0 * held,
             "{added} for {held} held"
         );
     }
