@@ -518,6 +518,24 @@ fn trl_ppo_trains_the_value_model_in_the_policys_step() {
     let held = 32.0 * 53.0 * 50_304.0 * 4.0;
     let dropped = e.fwd_bwd_bytes - estimate(&unscored).fwd_bwd_bytes;
     assert!((dropped - held).abs() < 1.0, "{dropped} vs {held}");
+    // Under ZeRO-3 the whole wrapper, policy and value model, is gathered to generate.
+    let mut z3 = p.clone();
+    z3.zero_stage = 3;
+    z3.gpus = 8;
+    if let Some(g) = &mut z3.generation {
+        g.whole_model = true;
+    }
+    let generation = z3.generation;
+    if let Some(c) = &mut z3.critic {
+        c.plan.zero_stage = 3;
+        c.plan.gpus = 8;
+        c.plan.generation = generation;
+    }
+    let gathered = estimate(&z3).generating.expect("sampling").weights;
+    assert!(
+        gathered > 4.0 * (policy + scorer) && gathered < 4.0 * (2.0 * policy + 2.0 * scorer),
+        "{gathered} bytes gathered"
+    );
     // The reference's forward over 32 rows of 2048 tokens, in fp32 outside autocast, with
     // every layer's hidden state and cache, is this run's peak.
     assert_eq!(e.peak_at, "the log-prob forward");

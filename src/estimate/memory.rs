@@ -897,6 +897,15 @@ fn terms(plan: &Plan, frozen: bool) -> Terms {
                 full / split,
             )
         }
+        // A value model trained in the policy's step (TRL's PPO) is gathered with it: ZeRO-3
+        // gathers the whole wrapper to generate (`unwrap_model_for_generation(self.model)`,
+        // trl/experimental/ppo/ppo_trainer.py:683-688 at v1.9.0).
+        Some(g) if !frozen && g.whole_model && plan.zero_stage >= 3 && !plan.fp32_reduce => (
+            weights - in_flight / tp + policy_weights / tp,
+            0.0,
+            0.0,
+            0.0,
+        ),
         _ => (weights, 0.0, 0.0, 0.0),
     };
     // A colocated engine samples with its share of the card while the trainer keeps what its
