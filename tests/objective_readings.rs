@@ -779,6 +779,46 @@ fn verl_ppo_counts_the_critic_update_and_its_states_beside_the_actor() {
     );
 }
 
+/// verl's legacy reward worker scores between the actor's phases: its bf16 units gathered one at
+/// a time from the CPU and its forward's working set, beside the actor's and critic's kept
+/// states; the reward loop (an inference engine) is refused.
+#[test]
+fn verl_legacy_reward_model_scores_as_an_instant_of_its_own() {
+    let got = planned("verl-ppo-reward-model.yaml");
+    let p = &got.plan;
+    let r = p.reward_forward.as_ref().expect("the legacy reward worker");
+    assert_eq!((r.plan.batch, r.plan.seq_len), (32, 1024 + 2048));
+    assert!(r.plan.arch.no_lm_loss && r.actor_params_kept && r.actor_optimizer_kept);
+    let e = estimate(p);
+    let f = e.reward_forward.expect("its instant");
+    // Llama-3.2-3B in bf16: the root unit (128256 x 3072 embedding) and one block in flight;
+    // per token the MLP's three 8192-wide tensors and four 3072-wide ones.
+    let working = 32.0 * 3072.0 * 2.0 * (3.0 * 8192.0 + 4.0 * 3072.0);
+    assert_eq!(f.temporary, working);
+    assert!(f.weights > 128_256.0 * 3072.0 * 2.0, "{}", f.weights);
+    // The actor's and critic's kept states sit beside it.
+    assert!(f.optimizer > 0.0);
+    assert_ne!(e.peak_at, "the reward model's forward");
+    // At 256 rows it is the run's peak.
+    let mut wide = p.clone();
+    if let Some(r) = &mut wide.reward_forward {
+        r.plan.batch = 256;
+    }
+    assert_eq!(estimate(&wide).peak_at, "the reward model's forward");
+    // Without `use_reward_loop: false` verl 0.7 serves it from an inference engine: refused.
+    let base =
+        std::fs::read_to_string(support::fixture(DIR, "verl-ppo-reward-model.yaml")).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("run.yaml");
+    std::fs::write(&path, base.replace("  use_reward_loop: false\n", "")).unwrap();
+    match support::plan_at(&path, Some(8)) {
+        Err(hwlint::estimate::plan::Gap::Unsupported(what)) => {
+            assert!(what.contains("reward loop"), "{what}")
+        }
+        other => panic!("{:?}", other.map(|p| p.plan.model)),
+    }
+}
+
 /// verl runs hwlint has no recipe for are refused with their reason, never sized as the actor
 /// alone: LoRA on the fp32 actor (a rank or a saved adapter), the Megatron actor, the
 /// TensorRT-LLM rollout (its share is of the memory free when it starts).

@@ -238,6 +238,18 @@ pub enum Concept {
     /// The model a reference copy is loaded from, when the file names one (LLaMA-Factory's
     /// `ref_model`).
     ReferenceModelName,
+    /// The reward model is served by an inference engine (verl's reward loop) rather than run
+    /// as a forward of the trainer's own (`reward_model.use_reward_loop`).
+    RewardLoop,
+    /// Rows per GPU of the reward model's no-grad forward (verl's
+    /// `reward_model.micro_batch_size_per_gpu`).
+    RewardMicroBatch,
+    /// The tokens the reward model reads per sequence when it re-tokenizes them (verl's
+    /// `reward_model.max_length`; else the actor's prompt + response).
+    RewardSeqLen,
+    /// The reward model's forward packs its sequences' real tokens (verl's
+    /// `reward_model.model.use_remove_padding`).
+    RewardPaddingRemoved,
 }
 
 /// The type a concept's value has once mapped.
@@ -286,7 +298,9 @@ impl Concept {
             | ReferenceLogprobMicroBatch
             | CriticMicroBatch
             | ResponseLength
-            | RolloutBatch => ValueType::Int,
+            | RolloutBatch
+            | RewardMicroBatch
+            | RewardSeqLen => ValueType::Int,
             Epochs | WarmupSteps | WarmupRatio | RamPerProcessGb | MemFraction | ColocatedShare
             | LoraDropout => ValueType::Float,
             PinMemory
@@ -322,7 +336,9 @@ impl Concept {
             | CriticOffloadParams
             | CriticOffloadOptimizer
             | PaddingRemoved
-            | CriticPaddingRemoved => ValueType::Bool,
+            | CriticPaddingRemoved
+            | RewardLoop
+            | RewardPaddingRemoved => ValueType::Bool,
             Scheduler
             | Precision
             | WeightDtype

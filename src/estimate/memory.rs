@@ -57,6 +57,9 @@ pub struct MemoryEstimate {
     /// A critic's update on the same GPUs (verl's PPO); the critic's kept states are in every
     /// other instant.
     pub critic_update: Option<CriticUpdate>,
+    /// A reward model's no-grad forward on the same GPUs (verl's legacy reward worker): its
+    /// gathered units and working set beside the actor's and critic's kept states.
+    pub reward_forward: Option<AtPeak>,
     /// Activation checkpointing is in effect (the allocator fragments differently).
     pub checkpointed: bool,
 }
@@ -72,6 +75,9 @@ pub const LOGPROB_FORWARD: &str = "the log-prob forward";
 
 /// The instant a critic trained on the same GPUs runs its update (verl's PPO).
 pub const CRITIC_UPDATE: &str = "the critic's update";
+
+/// The instant a reward model scores the samples on the same GPUs (verl's legacy worker).
+pub const REWARD_FORWARD: &str = "the reward model's forward";
 
 /// A critic's update on the actor's GPUs: its own step's instants with the actor's states that
 /// stay beside it.
@@ -1164,7 +1170,55 @@ fn estimate_with_terms(plan: &Plan) -> (MemoryEstimate, Terms) {
         Some(c) if !c.joint => with_critic(e, &t, c),
         _ => e,
     };
+    let e = match &plan.reward_forward {
+        Some(r) => with_reward(e, &t, plan.critic.as_ref(), r),
+        None => e,
+    };
     (e, t)
+}
+
+/// The reward model's no-grad forward as an instant of its own: FSDP with CPU offload keeps its
+/// root unit (the embedding, final norm and one-output head) gathered through the forward and
+/// one block at a time beside it, bf16; the block's working set is the MLP's three
+/// intermediate-width tensors and four hidden-width ones per token. The actor's and critic's
+/// states their offload switches leave on the GPUs sit beside it; the rollout engine sleeps.
+fn with_reward(
+    mut e: MemoryEstimate,
+    actor: &Terms,
+    critic: Option<&super::step::Critic>,
+    r: &super::step::RewardForward,
+) -> MemoryEstimate {
+    let a = &r.plan.arch;
+    let c = r.plan.precision.regime().compute;
+    let counts = params::count(a);
+    let in_flight = ((a.vocab_size * a.hidden_size) as f64 + counts.per_block as f64) * c;
+    let mlp = if a.kind == Kind::Moe {
+        a.num_experts_per_tok * a.expert_intermediate() + a.shared_expert_intermediate_size
+    } else {
+        a.intermediate()
+    } as f64;
+    let tokens = r.plan.batch.max(1) as f64 * r.plan.seq_len.max(1) as f64;
+    let working = tokens * c * (3.0 * mlp + 4.0 * a.hidden_size as f64);
+    let (aw, ao) = actor.kept(r.actor_params_kept, r.actor_optimizer_kept);
+    let (cw, co) = critic.map_or((0.0, 0.0), |k| {
+        estimate_with_terms(&k.plan)
+            .1
+            .kept(k.params_kept, k.optimizer_kept)
+    });
+    let at = AtPeak {
+        weights: in_flight + aw + cw,
+        optimizer: ao + co,
+        temporary: working,
+        ..AtPeak::default()
+    };
+    if at.total() > e.peak_bytes {
+        e.peak_at = REWARD_FORWARD;
+        e.at_peak = at;
+        e.peak_bytes = at.total();
+        e.temporary_bytes = at.temporary;
+    }
+    e.reward_forward = Some(at);
+    e
 }
 
 /// Two models' terms in one step: their states and activations add up; the working sets of
@@ -1416,6 +1470,7 @@ fn combine(t: &Terms, checkpointed: bool) -> MemoryEstimate {
         engine_sampling: t.engine,
         logprob_forward: t.logprob_forward,
         critic_update: None,
+        reward_forward: None,
         checkpointed,
     }
 }

@@ -1169,6 +1169,7 @@ pub fn plan_for(i: &Inputs) -> Result<Planned, Gap> {
         engine: phases.engine,
         logprob_forward: phases.logprob_forward,
         critic: None,
+        reward_forward: None,
     };
     let critic =
         if objective == Objective::Colocated && s.bool(Concept::Critic).is_some_and(|(b, _)| b) {
@@ -1197,10 +1198,25 @@ pub fn plan_for(i: &Inputs) -> Result<Planned, Gap> {
             "the value head (hidden size + 1 weights) is not counted; the rollout's no-grad forwards of the policy, the reference and the reward model run the micro-batch's rows without gradients, less than the update, and are not counted".to_string(),
         );
     }
+    let reward_forward = if objective == Objective::Colocated
+        && s.bool(Concept::RewardModel).is_some_and(|(b, _)| b)
+    {
+        if s.bool(Concept::RewardPaddingRemoved)
+            .is_some_and(|(b, _)| b)
+        {
+            assumed.push(
+                "the reward model's forward is counted at its full rows (padding removed, it holds their real tokens only: less)".to_string(),
+            );
+        }
+        Some(reward_forward_for(i, &plan, &mut used)?)
+    } else {
+        None
+    };
     let plan = Plan {
         critic,
         scorer_params,
         scorer_bytes,
+        reward_forward,
         ..plan
     };
     let flat_lower = fsdp1_flat_unknown.then(|| {
@@ -1333,9 +1349,14 @@ fn colocated_models(s: &TrainingSetup) -> Result<(), Gap> {
     if s.is_unknown(Concept::Critic) {
         return Err(Gap::Missing("critic"));
     }
-    if s.bool(Concept::RewardModel).is_some_and(|(b, _)| b) {
+    // Since v0.7.0 an inference engine serves the reward model by default (the reward loop:
+    // `use_reward_loop`, _generated_ppo_trainer.yaml:537; ray_trainer.py:288, 799, 885 at
+    // verl@b178a3cd5), its share and sleep not read.
+    if s.bool(Concept::RewardModel).is_some_and(|(b, _)| b)
+        && s.bool(Concept::RewardLoop).is_none_or(|(b, _)| b)
+    {
         return Err(Gap::Unsupported(
-            "a reward model scoring on the same GPUs as the actor (`reward_model.enable` without a pool of its own)",
+            "verl's reward loop (an inference engine serving the reward model on the actor's GPUs)",
         ));
     }
     // TensorRT-LLM sizes its KV cache to a fraction of the memory free when it starts.
@@ -1485,6 +1506,59 @@ fn joint_critic_for(
         actor_params_kept: true,
         actor_optimizer_kept: true,
         joint: true,
+    })
+}
+
+/// verl's legacy reward worker (`use_reward_loop: false`; the only one before v0.7.0): the
+/// reward model as a token classifier with one output, loaded in bf16 and wrapped in FSDP with
+/// its parameters offloaded to the CPU (fsdp_workers.py:1626 `RewardModelWorker`, :1729,
+/// :1755 `CPUOffload(offload_params=True)` at verl@b178a3cd5; the same in v0.4.1-v0.7.0),
+/// scoring `micro_batch_size_per_gpu` sequences at a time without gradients under bf16 autocast
+/// (`_forward_micro_batch`, :1781), re-tokenized to `max_length` or the actor's prompt +
+/// response (`_switch_chat_template`).
+fn reward_forward_for(
+    i: &Inputs,
+    actor: &Plan,
+    used: &mut Vec<(&'static str, Concept)>,
+) -> Result<super::step::RewardForward, Gap> {
+    let s = i.setup;
+    let (name, _) = s
+        .str(Concept::RewardScorer)
+        .ok_or(Gap::Missing("reward model"))?;
+    let arch = find_model(name, i.models, i.base_dir)
+        .ok_or_else(|| Gap::UnknownModel(name.to_string()))?;
+    let rows = s
+        .int(Concept::RewardMicroBatch)
+        .map(|(b, _)| b.max(1) as u64)
+        .ok_or(Gap::Missing("reward model micro-batch"))?;
+    used.extend([
+        ("reward model", Concept::RewardScorer),
+        ("reward model batch_size", Concept::RewardMicroBatch),
+    ]);
+    let seq_len = match s.int(Concept::RewardSeqLen) {
+        Some((n, _)) => {
+            used.push(("reward model seq_len", Concept::RewardSeqLen));
+            n.max(1) as u64
+        }
+        None => actor.seq_len,
+    };
+    let mut p = Plan::new(
+        name,
+        Architecture {
+            no_lm_loss: true,
+            tie_word_embeddings: true,
+            ..arch
+        },
+    );
+    p.batch = rows;
+    p.seq_len = seq_len;
+    p.precision = Precision::Bf16True;
+    p.attention = actor.attention;
+    let yes = |c: Concept| s.bool(c).is_some_and(|(b, _)| b);
+    Ok(super::step::RewardForward {
+        plan: Box::new(p),
+        actor_params_kept: !yes(Concept::PhaseOffloadParams),
+        actor_optimizer_kept: !yes(Concept::PhaseOffloadOptimizer),
     })
 }
 

@@ -329,6 +329,20 @@ pub struct Plan {
     pub logprob_forward: Option<LogprobForward>,
     /// A critic (value model) trained on the same GPUs between the actor's phases (verl's PPO).
     pub critic: Option<Critic>,
+    /// A reward model's no-grad forward on the same GPUs between the actor's phases (verl's
+    /// legacy reward worker).
+    pub reward_forward: Option<RewardForward>,
+}
+
+/// A frozen reward model scoring the samples on the actor's GPUs, its parameters offloaded to
+/// the CPU and gathered one FSDP unit at a time (verl's `RewardModelWorker`).
+#[derive(Debug, Clone, Serialize)]
+pub struct RewardForward {
+    /// Its forward: the reward model with a one-output head, its rows and tokens, bf16.
+    pub plan: Box<Plan>,
+    /// The actor's parameters / optimizer state stay on the GPUs while it scores.
+    pub actor_params_kept: bool,
+    pub actor_optimizer_kept: bool,
 }
 
 /// A critic trained on the same GPUs as the actor, in turns: its update is an instant of the
@@ -484,6 +498,7 @@ impl Plan {
             engine: None,
             logprob_forward: None,
             critic: None,
+            reward_forward: None,
         }
     }
 

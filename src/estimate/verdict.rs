@@ -44,7 +44,8 @@ pub fn usable_bytes(gpu: &Gpu, mem_fraction: Option<f64>) -> f64 {
 ///
 /// need = max(fwd/bwd peak + a x transient, optimizer step + b x transient, loading,
 ///            generation + a x its transient, a colocated engine's sampling,
-///            log-prob forward + a x its transient, a critic's update as a step) + c
+///            log-prob forward + a x its transient, a reward model's forward + a x its
+///            transient, a critic's update as a step) + c
 ///
 /// with a, b, c fitted on measured steps (rules/hardware.toml `[allocator]`,
 /// tests/calibration.rs).
@@ -74,6 +75,11 @@ pub fn need_with(est: &MemoryEstimate, a: &Allocator) -> f64 {
     .max(
         est.logprob_forward
             .map_or(0.0, |f| f.total() + a.transient * (f.logits + f.temporary)),
+    )
+    // The reward model's forward, its working set as transient as a forward's.
+    .max(
+        est.reward_forward
+            .map_or(0.0, |f| f.total() + a.transient * f.temporary),
     )
     // A critic's update reserves as a step does, beside the actor's kept states.
     .max(est.critic_update.map_or(0.0, |c| {

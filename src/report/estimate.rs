@@ -120,6 +120,15 @@ pub fn render_estimate(r: &EstimateReport) -> String {
             gib(at.total())
         ));
     }
+    if let (Some(r), Some(at)) = (&p.reward_forward, e.reward_forward) {
+        out.push_str(&format!(
+            "  (the reward model's forward: {} sequence{} of {} tokens without gradients, its parameters gathered one unit at a time from the CPU; {:.1} GiB allocated then)\n",
+            r.plan.batch,
+            if r.plan.batch == 1 { "" } else { "s" },
+            r.plan.seq_len,
+            gib(at.total())
+        ));
+    }
     if let (Some(f), Some(at)) = (&p.logprob_forward, e.logprob_forward) {
         out.push_str(&format!(
             "  (the log-prob forward: {} sequence{} of {} tokens without gradients, {:.1} GiB of logits{}; {:.1} GiB allocated then)\n",

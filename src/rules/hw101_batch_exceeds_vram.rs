@@ -14,7 +14,8 @@
 //! forward, the start of backward, the recompute or backward of the last block, the optimizer
 //! step, loading a quantized base, an RL trainer sampling its completions with
 //! `model.generate` in the training process, a colocated rollout engine sampling between updates
-//! (verl; TRL's vLLM in sleep mode), verl's no-grad log-prob forward, or a no-grad forward of
+//! (verl; TRL's vLLM in sleep mode), verl's no-grad log-prob forward or reward model's forward
+//! (its legacy worker, parameters gathered from the CPU one unit at a time), or a no-grad forward of
 //! TRL's PPO rollout: the reference's over `local_rollout_forward_batch_size` prompts with every
 //! layer's hidden state and cache, or the value model's), by kind, the three largest named:
 //! - weights: the parameters on this GPU (a shard and the gathered blocks under ZeRO-3/FSDP),
@@ -72,7 +73,7 @@
 //! sampling between updates, which the micro-batch does not change: fewer sequences sampled at
 //! once, the ZeRO-3 shards kept, or vLLM; for a rollout engine's sampling, the largest
 //! `gpu_memory_utilization` that fits, to 0.05, or the trainer's states offloaded while it
-//! samples; for verl's log-prob forward or TRL's PPO rollout forward, the most rows per GPU that
+//! samples; for verl's log-prob or reward model's forward or TRL's PPO rollout forward, the most rows per GPU that
 //! fit; never activation checkpointing where the trainer ignores it, as TRL's PPOTrainer does).
 //! Under the built-in
 //! default target the GPU is a guess: the fix is shown, not applied.
@@ -84,6 +85,7 @@ use super::memory::{
 use super::{Context, Violation};
 use crate::estimate::memory::{
     estimate, Checkpointing, Plan, CRITIC_UPDATE, ENGINE_SAMPLING, GENERATING, LOGPROB_FORWARD,
+    REWARD_FORWARD,
 };
 use crate::estimate::verdict::need_bytes;
 use crate::estimate::verdict::{largest_below, max_micro_batch, HEADROOM_LINE};
@@ -223,6 +225,9 @@ pub(crate) fn check(ctx: &Context) -> Vec<Violation> {
         }
         None if e.estimate.peak_at == CRITIC_UPDATE => {
             message.push_str(&critic_advice(ctx, plan, usable));
+        }
+        None if e.estimate.peak_at == REWARD_FORWARD => {
+            message.push_str(&reward_advice(ctx, plan, usable));
         }
         None if fitting == 0 && e.estimate.peak_at == GENERATING => {
             message.push_str(&format!(
@@ -379,6 +384,46 @@ fn critic_advice(ctx: &Context, plan: &Plan, usable: f64) -> String {
         "off the GPUs during the critic's update",
     ));
     ways.push("use a GPU with more memory".to_string());
+    out.push_str(&ways.join(", or "));
+    out
+}
+
+/// Why the reward model's forward is the peak, and the most rows per GPU that fit.
+fn reward_advice(ctx: &Context, plan: &Plan, usable: f64) -> String {
+    use crate::dialect::Concept;
+    let Some(r) = &plan.reward_forward else {
+        return String::new();
+    };
+    let fits = |rows: u64| {
+        let mut p = plan.clone();
+        if let Some(f) = &mut p.reward_forward {
+            f.plan.batch = rows;
+        }
+        need_bytes(&estimate(&p)) <= usable * HEADROOM_LINE
+    };
+    let most = fits(1).then(|| largest_below(1, r.plan.batch.max(2), fits));
+    let key = key_of(ctx, Concept::RewardMicroBatch)
+        .map_or("the reward model's micro-batch".to_string(), |k| {
+            format!("`{k}`")
+        });
+    let mut out = format!(
+        ": the peak is the reward model's forward, {} sequence{} of {} tokens without gradients, whose rows the actor's micro-batch does not change; ",
+        r.plan.batch,
+        if r.plan.batch == 1 { "" } else { "s" },
+        r.plan.seq_len
+    );
+    let mut ways = offload_ways(
+        ctx,
+        (r.actor_params_kept, r.actor_optimizer_kept),
+        "off the GPUs while the reward model scores",
+    );
+    match most {
+        Some(n) => ways.insert(
+            0,
+            format!("lower {key} to {n}, which fits under 90% of usable memory"),
+        ),
+        None => ways.push("use a GPU with more memory".to_string()),
+    }
     out.push_str(&ways.join(", or "));
     out
 }

@@ -15,8 +15,9 @@
 //!   `true` ``, `` `model.use_dora` is `true` ``), a training loop the estimator has no recipe
 //!   for (TRL's PPO before 0.12, whose value head sat on the policy; an online RL trainer whose
 //!   sampling settings hwlint does not read; in verl, whose actor update, rollout engine,
-//!   log-prob forwards and critic are estimated, a reward model on the same GPUs, the
-//!   TensorRT-LLM rollout, LoRA on the fp32 actor and the Megatron actor). A loop with no recipe
+//!   log-prob forwards, critic and legacy reward worker are estimated, the reward loop (an
+//!   inference engine serving the reward model on the same GPUs), the TensorRT-LLM rollout,
+//!   LoRA on the fp32 actor and the Megatron actor). A loop with no recipe
 //!   is said first: naming the model would not make the run estimable. For a PPO run the model
 //!   named is the policy (TRL's `sft_model_path`), or the value or reward model the catalog
 //!   lacks.
@@ -188,6 +189,8 @@ fn concept_of(what: &str) -> Option<Concept> {
         "critic" => Concept::Critic,
         "critic model" => Concept::CriticModel,
         "critic micro-batch" => Concept::CriticMicroBatch,
+        "reward model" => Concept::RewardScorer,
+        "reward model micro-batch" => Concept::RewardMicroBatch,
         "critic checkpointing" => Concept::CriticCheckpointing,
         "log-prob micro-batch" => Concept::LogprobMicroBatch,
         _ => return None,

@@ -331,6 +331,7 @@ mod tests {
             engine_sampling: None,
             logprob_forward: None,
             critic_update: None,
+            reward_forward: None,
             checkpointed: false,
         }
     }
