@@ -805,10 +805,48 @@ fn verl_legacy_reward_model_scores_as_an_instant_of_its_own() {
         r.plan.batch = 256;
     }
     assert_eq!(estimate(&wide).peak_at, "the reward model's forward");
-    // Without `use_reward_loop: false` verl 0.7 serves it from an inference engine: refused.
+    // HW101 on 8 H100s at 512 rows names the key that sets them and the most that fit.
     let base =
         std::fs::read_to_string(support::fixture(DIR, "verl-ppo-reward-model.yaml")).unwrap();
     let dir = tempfile::tempdir().unwrap();
+    let wide = dir.path().join("wide.yaml");
+    std::fs::write(
+        &wide,
+        base.replace(
+            "  micro_batch_size_per_gpu: 32",
+            "  micro_batch_size_per_gpu: 512",
+        ),
+    )
+    .unwrap();
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_hwlint"))
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .args([
+            "check",
+            "--target",
+            "h100-sxm",
+            "--gpus",
+            "8",
+            "--output-format",
+            "json",
+        ])
+        .arg(&wide)
+        .output()
+        .unwrap();
+    let found: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let m = found
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|d| d["code"] == "HW101")
+        .and_then(|d| d["message"].as_str())
+        .unwrap_or_default()
+        .to_string();
+    assert!(
+        m.contains("the peak is the reward model's forward, 512 sequences of 3072 tokens")
+            && m.contains("lower `reward_model.micro_batch_size_per_gpu` to"),
+        "{m}"
+    );
+    // Without `use_reward_loop: false` verl 0.7 serves it from an inference engine: refused.
     let path = dir.path().join("run.yaml");
     std::fs::write(&path, base.replace("  use_reward_loop: false\n", "")).unwrap();
     match support::plan_at(&path, Some(8)) {
