@@ -585,20 +585,10 @@ fn trl_ppo_before_0_12_is_not_estimated() {
 #[test]
 fn trl_ppo_rollout_forward_peak_names_its_rows() {
     let path = support::fixture(DIR, "trl-ppo-rollout-rows.sh");
-    let out = std::process::Command::new(env!("CARGO_BIN_EXE_hwlint"))
-        .current_dir(env!("CARGO_MANIFEST_DIR"))
-        .args(["check", "--target", "a100-40gb", "--gpus", "1"])
-        .args(["--output-format", "json"])
-        .arg(&path)
-        .output()
-        .unwrap();
-    let found: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
-    let messages: Vec<String> = found
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter(|d| d["code"] == "HW101")
-        .map(|d| d["message"].as_str().unwrap_or_default().to_string())
+    let messages: Vec<String> = findings_on(&path, &["--target", "a100-40gb", "--gpus", "1"])
+        .into_iter()
+        .filter(|(code, _)| code == "HW101")
+        .map(|(_, m)| m)
         .collect();
     let [m] = messages.as_slice() else {
         panic!("one HW101: {messages:?}")
@@ -625,9 +615,16 @@ const OLD_TRL: &str = "trl-0.11";
 /// `hwlint check --target h100-sxm --output-format json` on a fixture: the codes and messages
 /// it reports, whatever its exit status.
 fn findings_on_h100(path: &std::path::Path) -> Vec<(String, String)> {
+    findings_on(path, &["--target", "h100-sxm"])
+}
+
+/// `hwlint check ARGS --output-format json` on a fixture: the codes and messages it reports.
+fn findings_on(path: &std::path::Path, args: &[&str]) -> Vec<(String, String)> {
     let out = std::process::Command::new(env!("CARGO_BIN_EXE_hwlint"))
         .current_dir(env!("CARGO_MANIFEST_DIR"))
-        .args(["check", "--target", "h100-sxm", "--output-format", "json"])
+        .arg("check")
+        .args(args)
+        .args(["--output-format", "json"])
         .arg(path)
         .output()
         .unwrap();
@@ -818,29 +815,11 @@ fn verl_legacy_reward_model_scores_as_an_instant_of_its_own() {
         ),
     )
     .unwrap();
-    let out = std::process::Command::new(env!("CARGO_BIN_EXE_hwlint"))
-        .current_dir(env!("CARGO_MANIFEST_DIR"))
-        .args([
-            "check",
-            "--target",
-            "h100-sxm",
-            "--gpus",
-            "8",
-            "--output-format",
-            "json",
-        ])
-        .arg(&wide)
-        .output()
-        .unwrap();
-    let found: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
-    let m = found
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|d| d["code"] == "HW101")
-        .and_then(|d| d["message"].as_str())
-        .unwrap_or_default()
-        .to_string();
+    let m = findings_on(&wide, &["--target", "h100-sxm", "--gpus", "8"])
+        .into_iter()
+        .find(|(code, _)| code == "HW101")
+        .map(|(_, m)| m)
+        .unwrap_or_default();
     assert!(
         m.contains("the peak is the reward model's forward, 512 sequences of 3072 tokens")
             && m.contains("lower `reward_model.micro_batch_size_per_gpu` to"),
