@@ -64,6 +64,18 @@ pub struct MemoryEstimate {
     pub checkpointed: bool,
 }
 
+impl MemoryEstimate {
+    /// Makes `at`, an instant of the run outside the step, the peak when it holds more.
+    fn take_peak(&mut self, name: &'static str, at: AtPeak) {
+        if at.total() > self.peak_bytes {
+            self.peak_at = name;
+            self.at_peak = at;
+            self.peak_bytes = at.total();
+            self.temporary_bytes = at.temporary;
+        }
+    }
+}
+
 /// The instant an RL trainer samples its completions in the training process.
 pub const GENERATING: &str = "generating completions";
 
@@ -1211,12 +1223,7 @@ fn with_reward(
         temporary: working,
         ..AtPeak::default()
     };
-    if at.total() > e.peak_bytes {
-        e.peak_at = REWARD_FORWARD;
-        e.at_peak = at;
-        e.peak_bytes = at.total();
-        e.temporary_bytes = at.temporary;
-    }
+    e.take_peak(REWARD_FORWARD, at);
     e.reward_forward = Some(at);
     e
 }
@@ -1296,12 +1303,7 @@ fn with_critic(mut e: MemoryEstimate, actor: &Terms, c: &super::step::Critic) ->
         checkpointed: critic.checkpointed,
         actor_kept_bytes: aw + ao,
     };
-    if at_peak.total() > e.peak_bytes {
-        e.peak_at = CRITIC_UPDATE;
-        e.at_peak = at_peak;
-        e.peak_bytes = at_peak.total();
-        e.temporary_bytes = at_peak.temporary;
-    }
+    e.take_peak(CRITIC_UPDATE, at_peak);
     e.critic_update = Some(update);
     e
 }

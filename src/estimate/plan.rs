@@ -1469,6 +1469,19 @@ fn value_model_plan(name: &str, arch: Architecture, actor: &Plan) -> Plan {
     p
 }
 
+/// The model a setting names beside the trained one (a value or reward model) and its
+/// architecture; `what` names it when the file does not.
+fn model_named<'i>(
+    i: &'i Inputs,
+    concept: Concept,
+    what: &'static str,
+) -> Result<(&'i str, Architecture), Gap> {
+    let (name, _) = i.setup.str(concept).ok_or(Gap::Missing(what))?;
+    let arch = find_model(name, i.models, i.base_dir)
+        .ok_or_else(|| Gap::UnknownModel(name.to_string()))?;
+    Ok((name, arch))
+}
+
 /// TRL's PPO value model: `AutoModelForSequenceClassification` with one label, loaded from
 /// `reward_model_path` with the policy's dtype (examples/scripts/ppo/ppo.py:70-72 at v1.9.0),
 /// trained whole (peft wraps only the policy, ppo_trainer.py:431) in the policy's step on the
@@ -1479,12 +1492,7 @@ fn joint_critic_for(
     actor: &Plan,
     used: &mut Vec<(&'static str, Concept)>,
 ) -> Result<super::step::Critic, Gap> {
-    let s = i.setup;
-    let (name, _) = s
-        .str(Concept::CriticModel)
-        .ok_or(Gap::Missing("value model"))?;
-    let arch = find_model(name, i.models, i.base_dir)
-        .ok_or_else(|| Gap::UnknownModel(name.to_string()))?;
+    let (name, arch) = model_named(i, Concept::CriticModel, "value model")?;
     used.push(("value model", Concept::CriticModel));
     let mut p = value_model_plan(name, arch, actor);
     p.checkpointing = Checkpointing::None;
@@ -1522,11 +1530,7 @@ fn reward_forward_for(
     used: &mut Vec<(&'static str, Concept)>,
 ) -> Result<super::step::RewardForward, Gap> {
     let s = i.setup;
-    let (name, _) = s
-        .str(Concept::RewardScorer)
-        .ok_or(Gap::Missing("reward model"))?;
-    let arch = find_model(name, i.models, i.base_dir)
-        .ok_or_else(|| Gap::UnknownModel(name.to_string()))?;
+    let (name, arch) = model_named(i, Concept::RewardScorer, "reward model")?;
     let rows = s
         .int(Concept::RewardMicroBatch)
         .map(|(b, _)| b.max(1) as u64)
@@ -1568,12 +1572,10 @@ fn reward_forward_for(
 /// its parameter count, without an LM head. TRL's reward forward has the value model's shape
 /// (`joint_critic_for`).
 fn scorer_params(i: &Inputs, used: &mut Vec<(&'static str, Concept)>) -> Result<u64, Gap> {
-    let s = i.setup;
-    let Some((name, _)) = s.str(Concept::RewardScorer) else {
+    if i.setup.str(Concept::RewardScorer).is_none() {
         return Ok(0);
-    };
-    let arch = find_model(name, i.models, i.base_dir)
-        .ok_or_else(|| Gap::UnknownModel(name.to_string()))?;
+    }
+    let (_, arch) = model_named(i, Concept::RewardScorer, "reward model")?;
     used.push(("reward model", Concept::RewardScorer));
     let arch = Architecture {
         no_lm_loss: true,
