@@ -480,6 +480,17 @@ impl Architecture {
     pub fn has_lm_loss(&self) -> bool {
         self.is_causal_lm() && !self.no_lm_loss
     }
+
+    /// The model with a one-output head in place of its LM head (a reward or value model,
+    /// `AutoModelForSequenceClassification` / `AutoModelForTokenClassification` with one
+    /// label): no logits over the vocabulary, no head weights.
+    pub fn with_scalar_head(self) -> Architecture {
+        Architecture {
+            no_lm_loss: true,
+            tie_word_embeddings: true,
+            ..self
+        }
+    }
 }
 
 #[derive(Debug, thiserror::Error, miette::Diagnostic)]

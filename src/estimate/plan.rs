@@ -511,11 +511,7 @@ pub fn plan_for(i: &Inputs) -> Result<Planned, Gap> {
     // A reward model scores each sequence with a one-output head in place of the LM head
     // (AutoModelForSequenceClassification): no logits over the vocabulary, no head weights.
     let arch = if objective == Objective::Reward {
-        Architecture {
-            no_lm_loss: true,
-            tie_word_embeddings: true,
-            ..arch
-        }
+        arch.with_scalar_head()
     } else {
         arch
     };
@@ -1448,14 +1444,7 @@ fn critic_for(
 /// LM head, stepping as the policy does (micro-batch, sequences, precision, optimizer,
 /// sharding, accumulation).
 fn value_model_plan(name: &str, arch: Architecture, actor: &Plan) -> Plan {
-    let mut p = Plan::new(
-        name,
-        Architecture {
-            no_lm_loss: true,
-            tie_word_embeddings: true,
-            ..arch
-        },
-    );
+    let mut p = Plan::new(name, arch.with_scalar_head());
     p.batch = actor.batch;
     p.seq_len = actor.seq_len;
     p.precision = actor.precision;
@@ -1546,14 +1535,7 @@ fn reward_forward_for(
         }
         None => actor.seq_len,
     };
-    let mut p = Plan::new(
-        name,
-        Architecture {
-            no_lm_loss: true,
-            tie_word_embeddings: true,
-            ..arch
-        },
-    );
+    let mut p = Plan::new(name, arch.with_scalar_head());
     p.batch = rows;
     p.seq_len = seq_len;
     p.precision = Precision::Bf16True;
@@ -1577,12 +1559,7 @@ fn scorer_params(i: &Inputs, used: &mut Vec<(&'static str, Concept)>) -> Result<
     }
     let (_, arch) = model_named(i, Concept::RewardScorer, "reward model")?;
     used.push(("reward model", Concept::RewardScorer));
-    let arch = Architecture {
-        no_lm_loss: true,
-        tie_word_embeddings: true,
-        ..arch
-    };
-    Ok(super::params::count(&arch).total)
+    Ok(super::params::count(&arch.with_scalar_head()).total)
 }
 
 /// The instants of an RL loop beside the update: a colocated engine's sampling when it sleeps

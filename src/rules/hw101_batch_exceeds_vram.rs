@@ -346,20 +346,33 @@ fn engine_advice(ctx: &Context, plan: &Plan, usable: f64) -> String {
     out
 }
 
+/// The most of a count below `current` (rows, a micro-batch: memory grows with it) at which the
+/// plan, as `set` changes it, stays under the headroom line; `None` when not even 1 does.
+fn most_that_fit(
+    plan: &Plan,
+    usable: f64,
+    current: u64,
+    set: impl Fn(&mut Plan, u64),
+) -> Option<u64> {
+    let fits = |n: u64| {
+        let mut p = plan.clone();
+        set(&mut p, n);
+        need_bytes(&estimate(&p)) <= usable * HEADROOM_LINE
+    };
+    fits(1).then(|| largest_below(1, current.max(2), fits))
+}
+
 /// Why a critic's update is the peak, and the largest critic micro-batch that fits.
 fn critic_advice(ctx: &Context, plan: &Plan, usable: f64) -> String {
     use crate::dialect::Concept;
     let Some(c) = &plan.critic else {
         return String::new();
     };
-    let fits = |batch: u64| {
-        let mut p = plan.clone();
+    let most = most_that_fit(plan, usable, c.plan.batch, |p, batch| {
         if let Some(c) = &mut p.critic {
             c.plan.batch = batch;
         }
-        need_bytes(&estimate(&p)) <= usable * HEADROOM_LINE
-    };
-    let most = fits(1).then(|| largest_below(1, c.plan.batch.max(2), fits));
+    });
     let key = key_of(ctx, Concept::CriticMicroBatch)
         .map_or("the critic's micro-batch".to_string(), |k| format!("`{k}`"));
     let mut out = format!(
@@ -394,14 +407,11 @@ fn reward_advice(ctx: &Context, plan: &Plan, usable: f64) -> String {
     let Some(r) = &plan.reward_forward else {
         return String::new();
     };
-    let fits = |rows: u64| {
-        let mut p = plan.clone();
+    let most = most_that_fit(plan, usable, r.plan.batch, |p, rows| {
         if let Some(f) = &mut p.reward_forward {
             f.plan.batch = rows;
         }
-        need_bytes(&estimate(&p)) <= usable * HEADROOM_LINE
-    };
-    let most = fits(1).then(|| largest_below(1, r.plan.batch.max(2), fits));
+    });
     let key = key_of(ctx, Concept::RewardMicroBatch)
         .map_or("the reward model's micro-batch".to_string(), |k| {
             format!("`{k}`")
@@ -438,8 +448,7 @@ fn logprob_advice(ctx: &Context, plan: &Plan, usable: f64) -> String {
     // forward of the rollout (the value model's included).
     let rollout = key_of(ctx, Concept::RolloutBatch)
         .filter(|_| ctx.setup.get(Concept::RolloutBatch).is_some());
-    let fits = |rows: u64| {
-        let mut p = plan.clone();
+    let most = most_that_fit(plan, usable, f.rows, |p, rows| {
         p.logprob_forward = Some(crate::estimate::step::LogprobForward { rows, ..f });
         if rollout.is_some() {
             if let Some(g) = &mut p.generation {
@@ -454,10 +463,7 @@ fn logprob_advice(ctx: &Context, plan: &Plan, usable: f64) -> String {
                     .map(|cf| crate::estimate::step::LogprobForward { rows, ..cf });
             }
         }
-        need_bytes(&estimate(&p)) <= usable * HEADROOM_LINE
-    };
-    // Memory grows with the rows: the most that fit (rows may be any number).
-    let most = fits(1).then(|| largest_below(1, f.rows.max(2), fits));
+    });
     let (key, also) = match &rollout {
         Some(k) => (format!("`{k}`"), ""),
         None => (
