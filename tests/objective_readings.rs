@@ -778,7 +778,7 @@ fn verl_ppo_counts_the_critic_update_and_its_states_beside_the_actor() {
 
 /// verl's legacy reward worker scores between the actor's phases: its bf16 units gathered one at
 /// a time from the CPU and its forward's working set, beside the actor's and critic's kept
-/// states; the reward loop (an inference engine) is refused.
+/// states.
 #[test]
 fn verl_legacy_reward_model_scores_as_an_instant_of_its_own() {
     let got = planned("verl-ppo-reward-model.yaml");
@@ -825,12 +825,79 @@ fn verl_legacy_reward_model_scores_as_an_instant_of_its_own() {
             && m.contains("lower `reward_model.micro_batch_size_per_gpu` to"),
         "{m}"
     );
-    // Without `use_reward_loop: false` verl 0.7 serves it from an inference engine: refused.
+    // Without `use_reward_loop: false` verl 0.7 serves it from an inference engine: no
+    // forward of the trainer's own.
     let path = dir.path().join("run.yaml");
     std::fs::write(&path, base.replace("  use_reward_loop: false\n", "")).unwrap();
-    match support::plan_at(&path, Some(8)) {
+    let p = support::plan_at(&path, Some(8)).unwrap().plan;
+    assert!(p.reward_forward.is_none() && p.reward_engine.is_some());
+}
+
+/// #25: verl's reward loop (the default since v0.7.0) wakes its own engine to score, after the
+/// rollout engine has gone to sleep: an instant of its share of each card (0.8 here) beside the
+/// actor's and critic's fp32 shards and Adam state. Before, the run was refused by name.
+#[test]
+fn verl_reward_loop_scores_with_its_share_beside_the_kept_states() {
+    let got =
+        support::plan_at(&support::fixture(DIR, "verl-ppo-reward-loop.yaml"), Some(8)).unwrap();
+    let p = &got.plan;
+    assert!(p.reward_forward.is_none());
+    let r = p.reward_engine.expect("the reward loop's engine");
+    let vram = 85_017_493_504.0;
+    assert!((r.reserved / (0.8 * vram) - 1.0).abs() < 1e-9);
+    assert!(r.params_kept && r.optimizer_kept);
+    let e = estimate(p);
+    assert_eq!(e.peak_at, "the reward engine's scoring");
+    let at = e.reward_engine.expect("its instant");
+    // Two Qwen2.5-3B models' fp32 shards and two Adam moments over 8 GPUs: 12 bytes a parameter.
+    let states = 2.0 * 12.0 * e.trainable_params as f64 / 8.0;
+    assert!(
+        ((at.weights + at.optimizer) / states - 1.0).abs() < 0.01,
+        "{} bytes of states",
+        at.weights + at.optimizer
+    );
+    assert_eq!(at.reward_engine, r.reserved);
+    assert_eq!(at.engine, 0.0, "the rollout engine sleeps while it scores");
+    // It fits on 8 H100s at 0.8 (near the line: HW105 gives no micro-batch advice there); at 0.9
+    // HW101 names the share that fits and the actor's offload switches.
+    let base = std::fs::read_to_string(support::fixture(DIR, "verl-ppo-reward-loop.yaml")).unwrap();
+    let h100 = ["--target", "h100-sxm", "--gpus", "8"];
+    let as_is = findings_on(&support::fixture(DIR, "verl-ppo-reward-loop.yaml"), &h100);
+    assert!(as_is.is_empty(), "{as_is:?}");
+    let dir = tempfile::tempdir().unwrap();
+    let high = dir.path().join("high.yaml");
+    std::fs::write(
+        &high,
+        base.replace(
+            "    gpu_memory_utilization: 0.8",
+            "    gpu_memory_utilization: 0.9",
+        ),
+    )
+    .unwrap();
+    let m = findings_on(&high, &h100)
+        .into_iter()
+        .find(|(code, _)| code == "HW101")
+        .map(|(_, m)| m)
+        .unwrap_or_default();
+    assert!(
+        m.contains("the peak is the reward engine's scoring, its 0.90 of each card")
+            && m.contains("lower `reward_model.rollout.gpu_memory_utilization` to 0.85")
+            && m.contains("`actor_rollout_ref.actor.fsdp_config.param_offload: true`"),
+        "{m}"
+    );
+    // An engine that never sleeps keeps its share through every phase: refused by name.
+    let awake = dir.path().join("awake.yaml");
+    std::fs::write(
+        &awake,
+        base.replace(
+            "    tensor_model_parallel_size: 1\n    prompt_length",
+            "    tensor_model_parallel_size: 1\n    free_cache_engine: false\n    prompt_length",
+        ),
+    )
+    .unwrap();
+    match support::plan_at(&awake, Some(8)) {
         Err(hwlint::estimate::plan::Gap::Unsupported(what)) => {
-            assert!(what.contains("reward loop"), "{what}")
+            assert!(what.contains("free_cache_engine: false"), "{what}")
         }
         other => panic!("{:?}", other.map(|p| p.plan.model)),
     }

@@ -241,6 +241,12 @@ pub enum Concept {
     /// The reward model is served by an inference engine (verl's reward loop) rather than run
     /// as a forward of the trainer's own (`reward_model.use_reward_loop`).
     RewardLoop,
+    /// The share of each card the reward loop's inference engine takes while it scores (verl's
+    /// `reward_model.rollout.gpu_memory_utilization`).
+    RewardEngineShare,
+    /// The reward loop's engine sleeps outside its scoring, its weights moved to the host and
+    /// its KV cache freed (verl's `reward_model.rollout.free_cache_engine`).
+    RewardEngineSleeps,
     /// Rows per GPU of the reward model's no-grad forward (verl's
     /// `reward_model.micro_batch_size_per_gpu`).
     RewardMicroBatch,
@@ -302,7 +308,7 @@ impl Concept {
             | RewardMicroBatch
             | RewardSeqLen => ValueType::Int,
             Epochs | WarmupSteps | WarmupRatio | RamPerProcessGb | MemFraction | ColocatedShare
-            | LoraDropout => ValueType::Float,
+            | RewardEngineShare | LoraDropout => ValueType::Float,
             PinMemory
             | PersistentWorkers
             | LoadIn4bit
@@ -338,6 +344,7 @@ impl Concept {
             | PaddingRemoved
             | CriticPaddingRemoved
             | RewardLoop
+            | RewardEngineSleeps
             | RewardPaddingRemoved => ValueType::Bool,
             Scheduler
             | Precision

@@ -60,6 +60,9 @@ pub struct MemoryEstimate {
     /// A reward model's no-grad forward on the same GPUs (verl's legacy reward worker): its
     /// gathered units and working set beside the actor's and critic's kept states.
     pub reward_forward: Option<AtPeak>,
+    /// verl's reward loop scoring on the same GPUs: its engine's share of the card beside the
+    /// actor's and critic's kept states.
+    pub reward_engine: Option<AtPeak>,
     /// Activation checkpointing is in effect (the allocator fragments differently).
     pub checkpointed: bool,
 }
@@ -91,6 +94,9 @@ pub const CRITIC_UPDATE: &str = "the critic's update";
 /// The instant a reward model scores the samples on the same GPUs (verl's legacy worker).
 pub const REWARD_FORWARD: &str = "the reward model's forward";
 
+/// The instant verl's reward loop engine scores the samples on the actor's GPUs.
+pub const REWARD_ENGINE: &str = "the reward engine's scoring";
+
 /// A critic's update on the actor's GPUs: its own step's instants with the actor's states that
 /// stay beside it.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
@@ -120,6 +126,8 @@ pub struct AtPeak {
     /// A colocated inference engine's share of the card while it samples (its weights, KV
     /// cache and working memory, which it sizes to the share itself).
     pub engine: f64,
+    /// verl's reward loop engine's share of the card while it scores.
+    pub reward_engine: f64,
     /// Autocast weight copies, recompute and backward working sets, the optimizer step's
     /// temporaries, a block dequantized while loading, a no-grad forward's working set.
     pub temporary: f64,
@@ -134,6 +142,7 @@ impl AtPeak {
             + self.logits
             + self.kv_cache
             + self.engine
+            + self.reward_engine
             + self.temporary
     }
 
@@ -147,6 +156,7 @@ impl AtPeak {
             ("logits", self.logits),
             ("KV cache", self.kv_cache),
             ("rollout engine", self.engine),
+            ("reward engine", self.reward_engine),
             ("temporary", self.temporary),
         ];
         v.sort_by(|a, b| b.1.total_cmp(&a.1));
@@ -172,6 +182,7 @@ impl MemoryEstimate {
             logits: self.logits_bytes,
             kv_cache: self.generation_kv_bytes,
             engine: self.engine_sampling.map_or(0.0, |e| e.engine),
+            reward_engine: self.reward_engine.map_or(0.0, |e| e.reward_engine),
             temporary: self.temporary_bytes,
         }
         .breakdown()
@@ -1186,7 +1197,38 @@ fn estimate_with_terms(plan: &Plan) -> (MemoryEstimate, Terms) {
         Some(r) => with_reward(e, &t, plan.critic.as_ref(), r),
         None => e,
     };
+    let e = match &plan.reward_engine {
+        Some(r) => with_reward_engine(e, &t, plan.critic.as_ref(), r),
+        None => e,
+    };
     (e, t)
+}
+
+/// verl's reward loop scoring as an instant of its own: its engine awake with the share of
+/// each card it was started with, beside the actor's and critic's states that their offload
+/// switches leave on the GPUs (gradients were freed after the last update; the rollout engine
+/// sleeps).
+fn with_reward_engine(
+    mut e: MemoryEstimate,
+    actor: &Terms,
+    critic: Option<&super::step::Critic>,
+    r: &super::step::Engine,
+) -> MemoryEstimate {
+    let (aw, ao) = actor.kept(r.params_kept, r.optimizer_kept);
+    let (cw, co) = critic.map_or((0.0, 0.0), |k| {
+        estimate_with_terms(&k.plan)
+            .1
+            .kept(k.params_kept, k.optimizer_kept)
+    });
+    let at = AtPeak {
+        weights: aw + cw,
+        optimizer: ao + co,
+        reward_engine: r.reserved,
+        ..AtPeak::default()
+    };
+    e.take_peak(REWARD_ENGINE, at);
+    e.reward_engine = Some(at);
+    e
 }
 
 /// The reward model's no-grad forward as an instant of its own: FSDP with CPU offload keeps its
@@ -1473,6 +1515,7 @@ fn combine(t: &Terms, checkpointed: bool) -> MemoryEstimate {
         logprob_forward: t.logprob_forward,
         critic_update: None,
         reward_forward: None,
+        reward_engine: None,
         checkpointed,
     }
 }

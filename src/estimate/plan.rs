@@ -1166,6 +1166,7 @@ pub fn plan_for(i: &Inputs) -> Result<Planned, Gap> {
         logprob_forward: phases.logprob_forward,
         critic: None,
         reward_forward: None,
+        reward_engine: phases.reward_engine,
     };
     let critic =
         if objective == Objective::Colocated && s.bool(Concept::Critic).is_some_and(|(b, _)| b) {
@@ -1194,8 +1195,10 @@ pub fn plan_for(i: &Inputs) -> Result<Planned, Gap> {
             "the value head (hidden size + 1 weights) is not counted; the rollout's no-grad forwards of the policy, the reference and the reward model run the micro-batch's rows without gradients, less than the update, and are not counted".to_string(),
         );
     }
+    // The legacy worker's forward; the reward loop's engine is an instant of `phases`.
     let reward_forward = if objective == Objective::Colocated
         && s.bool(Concept::RewardModel).is_some_and(|(b, _)| b)
+        && !reward_loop(s)
     {
         if s.bool(Concept::RewardPaddingRemoved)
             .is_some_and(|(b, _)| b)
@@ -1346,13 +1349,12 @@ fn colocated_models(s: &TrainingSetup) -> Result<(), Gap> {
         return Err(Gap::Missing("critic"));
     }
     // Since v0.7.0 an inference engine serves the reward model by default (the reward loop:
-    // `use_reward_loop`, _generated_ppo_trainer.yaml:537; ray_trainer.py:288, 799, 885 at
-    // verl@b178a3cd5), its share and sleep not read.
-    if s.bool(Concept::RewardModel).is_some_and(|(b, _)| b)
-        && s.bool(Concept::RewardLoop).is_none_or(|(b, _)| b)
-    {
+    // `use_reward_loop`, _generated_ppo_trainer.yaml:537 at verl@b178a3cd5). It sleeps between
+    // its scorings unless `free_cache_engine` is false, when it keeps its share through every
+    // phase (vllm_async_server.py:564-565), beside the rollout engine's: not estimated.
+    if reward_loop(s) && s.bool(Concept::RewardEngineSleeps).is_some_and(|(b, _)| !b) {
         return Err(Gap::Unsupported(
-            "verl's reward loop (an inference engine serving the reward model on the actor's GPUs)",
+            "verl's reward loop with `free_cache_engine: false` (its engine keeps its share of each card through every phase, beside the rollout engine's)",
         ));
     }
     // TensorRT-LLM sizes its KV cache to a fraction of the memory free when it starts.
@@ -1562,11 +1564,19 @@ fn scorer_params(i: &Inputs, used: &mut Vec<(&'static str, Concept)>) -> Result<
     Ok(super::params::count(&arch.with_scalar_head()).total)
 }
 
+/// verl's reward model is served by the reward loop's engine on the actor's GPUs.
+fn reward_loop(s: &TrainingSetup) -> bool {
+    s.bool(Concept::RewardModel).is_some_and(|(b, _)| b)
+        && s.bool(Concept::RewardLoop).is_none_or(|(b, _)| b)
+}
+
 /// The instants of an RL loop beside the update: a colocated engine's sampling when it sleeps
 /// through the update, and verl's log-prob forwards.
 #[derive(Default)]
 struct Phases {
     engine: Option<super::step::Engine>,
+    /// verl's reward loop engine, awake while it scores.
+    reward_engine: Option<super::step::Engine>,
     logprob_forward: Option<super::step::LogprobForward>,
     /// The log-prob forward's vocabulary-wide copies at the low end, when bounded (and then
     /// the update's logits in place at the low end too).
@@ -1622,6 +1632,33 @@ fn phases(i: &Inputs, objective: Objective, reference: bool) -> Result<Phases, G
     }
     if objective != Objective::Colocated {
         return Ok(out);
+    }
+    // The reward loop's engine (a vLLM or SGLang server of its own, one TP shard on every GPU
+    // of the actor's pool: reward_model.py:50-87, ray_trainer.py:811-826 at verl@b178a3cd5)
+    // wakes to score after the rollout engine has gone to sleep, then sleeps at vLLM's level 1,
+    // its weights to pinned host memory and its KV cache freed (ray_trainer.py:1397, 1466-1484;
+    // experimental/reward_loop/reward_loop.py:282-311; vllm_async_server.py:570-571). Awake it
+    // holds the share of each card it was started with (`reward_model.rollout.
+    // gpu_memory_utilization`, default 0.5), beside the trainer's states that their offload
+    // switches leave on the GPUs; it never overlaps sampling or an update.
+    if reward_loop(s) {
+        let share = s
+            .float(Concept::RewardEngineShare)
+            .map(|(f, _)| f)
+            .filter(|f| *f > 0.0 && *f < 1.0)
+            .ok_or(Gap::Missing("reward engine share"))?;
+        out.reward_engine = Some(super::step::Engine {
+            reserved: share * i.target.gpu.vram_bytes as f64,
+            params_kept: !yes(Concept::PhaseOffloadParams),
+            optimizer_kept: !yes(Concept::PhaseOffloadOptimizer),
+        });
+        out.used
+            .push(("reward engine share", Concept::RewardEngineShare));
+        out.used
+            .push(("reward engine sleeps", Concept::RewardEngineSleeps));
+        out.assumed.push(
+            "what the sleeping reward engine keeps on each GPU through the other phases (its processes' CUDA contexts) is not counted".to_string(),
+        );
     }
     out.assumed.push(
         "each update accumulates micro-batches (the per-GPU mini-batch, `ppo_mini_batch_size` x `rollout.n` over the GPUs, is split into them: dp_actor.py:551-558), so the gradient shards stay allocated through each one".to_string(),

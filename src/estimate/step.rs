@@ -332,6 +332,10 @@ pub struct Plan {
     /// A reward model's no-grad forward on the same GPUs between the actor's phases (verl's
     /// legacy reward worker).
     pub reward_forward: Option<RewardForward>,
+    /// verl's reward loop: an inference engine on the same GPUs that wakes to score the sampled
+    /// sequences (the rollout engine asleep) and sleeps again, beside the trainer's states
+    /// that their offload switches leave on the GPUs.
+    pub reward_engine: Option<Engine>,
 }
 
 /// A frozen reward model scoring the samples on the actor's GPUs, its parameters offloaded to
@@ -499,6 +503,7 @@ impl Plan {
             logprob_forward: None,
             critic: None,
             reward_forward: None,
+            reward_engine: None,
         }
     }
 

@@ -70,6 +70,8 @@ pub fn need_with(est: &MemoryEstimate, a: &Allocator) -> f64 {
     // A colocated engine allocates its share in one piece beside states that do not move:
     // nothing of it fragments.
     .max(est.engine_sampling.map_or(0.0, |e| e.total()))
+    // So does the reward loop's engine when it wakes to score.
+    .max(est.reward_engine.map_or(0.0, |e| e.total()))
     // The log-prob forward follows the update's frees, its logits and working set as
     // transient as a forward's.
     .max(

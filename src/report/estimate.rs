@@ -120,6 +120,14 @@ pub fn render_estimate(r: &EstimateReport) -> String {
             gib(at.total())
         ));
     }
+    if let (Some(engine), Some(at)) = (&p.reward_engine, e.reward_engine) {
+        out.push_str(&format!(
+            "  (the reward engine wakes to score the samples while the rollout engine sleeps: {:.1} GiB of each card, beside {:.1} GiB of the trainers' states left on the GPUs; {:.1} GiB allocated then)\n",
+            gib(engine.reserved),
+            gib(at.weights + at.optimizer),
+            gib(at.total())
+        ));
+    }
     if let (Some(r), Some(at)) = (&p.reward_forward, e.reward_forward) {
         out.push_str(&format!(
             "  (the reward model's forward: {} sequence{} of {} tokens without gradients, its parameters gathered one unit at a time from the CPU; {:.1} GiB allocated then)\n",
@@ -281,6 +289,7 @@ pub fn render_estimate_json(r: &EstimateReport) -> String {
         "generation_weights_bytes": e.generating.map_or(0.0, |g| g.weights),
         "kv_cache_bytes": e.generation_kv_bytes,
         "engine_sampling_allocated_bytes": e.engine_sampling.map(|a| a.total()),
+        "reward_engine_allocated_bytes": e.reward_engine.map(|a| a.total()),
         "logprob_forward_allocated_bytes": e.logprob_forward.map(|a| a.total()),
         "critic_update_allocated_bytes": e.critic_update.map(|c| c.at_peak.total()),
         "need_bytes": r.need_bytes,

@@ -84,9 +84,10 @@ use super::memory::{
 };
 use super::{Context, Violation};
 use crate::estimate::memory::{
-    estimate, Checkpointing, Plan, CRITIC_UPDATE, ENGINE_SAMPLING, GENERATING, LOGPROB_FORWARD,
-    REWARD_FORWARD,
+    estimate, AtPeak, Checkpointing, MemoryEstimate, Plan, CRITIC_UPDATE, ENGINE_SAMPLING,
+    GENERATING, LOGPROB_FORWARD, REWARD_ENGINE, REWARD_FORWARD,
 };
+use crate::estimate::step::Engine;
 use crate::estimate::verdict::need_bytes;
 use crate::estimate::verdict::{largest_below, max_micro_batch, HEADROOM_LINE};
 
@@ -218,7 +219,10 @@ pub(crate) fn check(ctx: &Context) -> Vec<Violation> {
             ))
         }
         None if e.estimate.peak_at == ENGINE_SAMPLING => {
-            message.push_str(&engine_advice(ctx, plan, usable));
+            message.push_str(&engine_advice(ctx, plan, usable, &ROLLOUT_ENGINE));
+        }
+        None if e.estimate.peak_at == REWARD_ENGINE => {
+            message.push_str(&engine_advice(ctx, plan, usable, &REWARD_LOOP_ENGINE));
         }
         None if e.estimate.peak_at == LOGPROB_FORWARD => {
             message.push_str(&logprob_advice(ctx, plan, usable));
@@ -307,20 +311,52 @@ fn offload_ways(ctx: &Context, (params, optimizer): (bool, bool), why: &str) -> 
     .collect()
 }
 
-/// Why a colocated engine's sampling is the peak, and what shrinks it: a smaller share (the
-/// largest that fits, to 0.05), or the trainer's states moved off the GPUs while it samples.
-fn engine_advice(ctx: &Context, plan: &Plan, usable: f64) -> String {
-    use crate::dialect::Concept;
-    let Some(engine) = plan.engine else {
+/// One of the inference engines that wake on the trainer's GPUs: where the plan and the
+/// estimate hold it, the setting of its share, and how a message names it.
+struct EngineKind {
+    plan: fn(&Plan) -> Option<Engine>,
+    at: fn(&MemoryEstimate) -> Option<AtPeak>,
+    share: crate::dialect::Concept,
+    /// "the rollout engine's sampling"
+    instant: &'static str,
+    /// "fewer sequences sampled at once"
+    smaller: &'static str,
+    /// "while the engine samples"
+    during: &'static str,
+}
+
+const ROLLOUT_ENGINE: EngineKind = EngineKind {
+    plan: |p| p.engine,
+    at: |e| e.engine_sampling,
+    share: crate::dialect::Concept::ColocatedShare,
+    instant: "the rollout engine's sampling",
+    smaller: "a smaller KV cache: fewer sequences sampled at once",
+    during: "moved to the CPU while the engine samples",
+};
+
+const REWARD_LOOP_ENGINE: EngineKind = EngineKind {
+    plan: |p| p.reward_engine,
+    at: |e| e.reward_engine,
+    share: crate::dialect::Concept::RewardEngineShare,
+    instant: "the reward engine's scoring",
+    smaller: "a smaller KV cache: fewer sequences scored at once",
+    during: "moved to the CPU while the reward engine scores",
+};
+
+/// Why a colocated engine's waking is the peak, and what shrinks it: a smaller share (the
+/// largest that fits, to 0.05), or the trainer's states moved off the GPUs while it runs.
+fn engine_advice(ctx: &Context, plan: &Plan, usable: f64, kind: &EngineKind) -> String {
+    let Some(engine) = (kind.plan)(plan) else {
         return String::new();
     };
     let e = estimate(plan);
-    let at = e.engine_sampling.unwrap_or_default();
+    let at = (kind.at)(&e).unwrap_or_default();
     let states = at.weights + at.optimizer;
     let vram = ctx.target.gpu.vram_bytes as f64;
     let share = engine.reserved / vram;
     let mut out = format!(
-        ": the peak is the rollout engine's sampling, its {share:.2} of each card ({} GiB) beside {} GiB of the trainer's states left on the GPUs, and a smaller micro-batch does not shrink it",
+        ": the peak is {}, its {share:.2} of each card ({} GiB) beside {} GiB of the trainer's states left on the GPUs, and a smaller micro-batch does not shrink it",
+        kind.instant,
         gib(engine.reserved),
         gib(states)
     );
@@ -328,17 +364,15 @@ fn engine_advice(ctx: &Context, plan: &Plan, usable: f64) -> String {
     // The largest share, in steps of 0.05, that leaves room for the states and the allocator.
     let room = usable - (need_bytes(&e) - at.total()) - states;
     let fits = (room / vram * 20.0).floor() / 20.0;
-    if let Some(k) = key_of(ctx, Concept::ColocatedShare) {
+    if let Some(k) = key_of(ctx, kind.share) {
         if fits >= 0.1 && fits < share {
-            ways.push(format!(
-                "lower `{k}` to {fits:.2} (a smaller KV cache: fewer sequences sampled at once)"
-            ));
+            ways.push(format!("lower `{k}` to {fits:.2} ({})", kind.smaller));
         }
     }
     ways.extend(offload_ways(
         ctx,
         (engine.params_kept, engine.optimizer_kept),
-        "moved to the CPU while the engine samples",
+        kind.during,
     ));
     ways.push("use a GPU with more memory".to_string());
     out.push_str("; ");

@@ -32,7 +32,7 @@ use super::memory::{
 };
 use super::{Context, Violation};
 use crate::estimate::memory::Checkpointing;
-use crate::estimate::memory::{ENGINE_SAMPLING, LOGPROB_FORWARD};
+use crate::estimate::memory::{ENGINE_SAMPLING, LOGPROB_FORWARD, REWARD_ENGINE};
 use crate::estimate::verdict::{max_micro_batch, HEADROOM_LINE};
 use crate::fix::Applicability;
 
@@ -77,10 +77,10 @@ pub(crate) fn check(ctx: &Context) -> Vec<Violation> {
     if !(HEADROOM_LINE..=1.0).contains(&share) {
         return vec![];
     }
-    // A colocated engine sizes its KV cache to the share it is given, and the log-prob
-    // forward's rows are no micro-batch: near the line at those instants, no micro-batch
-    // advice holds (HW101 speaks when they do not fit).
-    if [ENGINE_SAMPLING, LOGPROB_FORWARD].contains(&m.estimate.peak_at) {
+    // A colocated engine (the rollout's or the reward loop's) sizes its KV cache to the share
+    // it is given, and the log-prob forward's rows are no micro-batch: near the line at those
+    // instants, no micro-batch advice holds (HW101 speaks when they do not fit).
+    if [ENGINE_SAMPLING, REWARD_ENGINE, LOGPROB_FORWARD].contains(&m.estimate.peak_at) {
         return vec![];
     }
     let plan = &m.plan;

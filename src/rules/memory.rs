@@ -307,6 +307,7 @@ mod tests {
             logits,
             kv_cache: 0.0,
             engine: 0.0,
+            reward_engine: 0.0,
             temporary,
         };
         MemoryEstimate {
@@ -332,6 +333,7 @@ mod tests {
             logprob_forward: None,
             critic_update: None,
             reward_forward: None,
+            reward_engine: None,
             checkpointed: false,
         }
     }
