@@ -258,3 +258,73 @@ fn a_pytorch_lightning_pin_is_a_lightning_pin() {
     let run = settings("fixtures/versions/lightning-pl/configs/fit.yaml");
     assert_pinned(&run["framework_version"], "2.1.3", "../requirements.txt:1");
 }
+
+/// #25: keys only torchtune's unreleased main reads (`since = "0.7.0"`) have no effect where the
+/// repository pins 0.6.1: the recipe trains in `dtype` (not fp8), without context parallelism,
+/// and saves and validates per epoch. The same file with no pin above it is read as written.
+#[test]
+fn a_pinned_torchtune_release_ignores_keys_it_does_not_read() {
+    let rel = "fixtures/versions/torchtune-0.6.1/configs/llama3_1_8B_full_fp8_cp.yaml";
+    let run = settings(rel);
+    assert_pinned(&run["framework_version"], "0.6.1", "../requirements.txt:2");
+    let precision = setting(&run, "precision");
+    assert_eq!(precision["value"], "bf16-true");
+    assert_eq!(precision["key"], "dtype");
+    let cp = setting(&run, "context_parallel");
+    assert_eq!(cp["value"], 1);
+    assert!(
+        cp["described"]
+            .as_str()
+            .unwrap()
+            .contains("set, but torchtune reads it from 0.7.0 on"),
+        "{cp}"
+    );
+    let ignored: Vec<&str> = run["ignored"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|i| i["concept"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        ignored,
+        [
+            "save_interval",
+            "eval_interval",
+            "precision",
+            "context_parallel"
+        ]
+    );
+    for concept in ["save_interval", "eval_interval"] {
+        assert!(
+            run["settings"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .all(|s| s["concept"] != concept),
+            "{concept} is read"
+        );
+    }
+    // Estimated in bf16, where main's fp8 has no recipe.
+    assert!(
+        run["memory"]["need_bytes"].as_f64().is_some(),
+        "{}",
+        run["memory"]
+    );
+
+    // Without the pin: main's keys are read.
+    let dir = tempfile::tempdir().unwrap();
+    let loose = dir.path().join("llama3_1_8B_full_fp8_cp.yaml");
+    std::fs::copy(rel, &loose).unwrap();
+    let run = support::hwlint_json(&[
+        "--show-settings",
+        "--output-format",
+        "json",
+        loose.to_str().unwrap(),
+    ])["files"][0]["runs"][0]
+        .clone();
+    assert_eq!(run["framework_version"]["pinned"], false);
+    assert_eq!(setting(&run, "precision")["value"], "fp8");
+    assert_eq!(setting(&run, "context_parallel")["value"], 2);
+    assert_eq!(setting(&run, "save_interval")["value"], 500);
+    assert!(run["ignored"].as_array().unwrap().is_empty());
+}

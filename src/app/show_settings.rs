@@ -137,6 +137,22 @@ pub fn render_text(results: &[FileResult]) -> String {
                     s.origin.describe()
                 ));
             }
+            // Keys the file sets that the pinned release does not read, where the line above
+            // does not already say so (it names another key, or there is no setting).
+            for (concept, why) in &run.setup.ignored {
+                let said = run
+                    .setup
+                    .settings
+                    .get(concept)
+                    .is_some_and(|s| !s.origin.is_explicit());
+                if !said {
+                    out.push_str(&format!(
+                        "  {:<26} {:<22} {why}\n",
+                        format!("{concept:?}"),
+                        "ignored"
+                    ));
+                }
+            }
         }
     }
     out
@@ -237,6 +253,12 @@ fn run_json(r: &FileResult, doc: &crate::syntax::Document, m: &RunMemory) -> Val
             "path": shown_path(&m.path).display().to_string(),
         })).collect::<Vec<_>>(),
         "not_training": run.setup.not_training,
+        "ignored": run
+            .setup
+            .ignored
+            .iter()
+            .map(|(c, why)| json!({ "concept": c, "why": why }))
+            .collect::<Vec<_>>(),
         "made_for": run.setup.recipe,
         "framework_version": run.setup.version.as_ref().map(|v| json!({
             "version": v.version,

@@ -1,6 +1,8 @@
 //! Reads a document through a dialect into a [`TrainingSetup`].
 
-use super::setup::{Concept, InlineModel, Origin, Setting, SettingValue, TrainingSetup, ValueType};
+use super::setup::{
+    Concept, InlineModel, NewerKey, Origin, Setting, SettingValue, TrainingSetup, ValueType,
+};
 use super::spec::{ArchitectureSource, Condition, Dialect, Source};
 use crate::syntax::{Loader, Node, NodeKind, Value};
 
@@ -16,6 +18,8 @@ pub fn resolve(dialect: &Dialect, root: &Node) -> TrainingSetup {
         unread: Default::default(),
         version: None,
         bitsandbytes: None,
+        newer_keys: Default::default(),
+        ignored: Default::default(),
     };
     let described = match architecture(dialect, root) {
         Ok(None) => super::jepa::architecture(dialect, root),
@@ -95,6 +99,7 @@ pub fn resolve(dialect: &Dialect, root: &Node) -> TrainingSetup {
                     relevant: false,
                     framework: dialect.title.clone(),
                     caveat: None,
+                    ignored: None,
                 };
                 setup.settings.insert(concept, Setting { value, origin });
                 continue;
@@ -102,10 +107,27 @@ pub fn resolve(dialect: &Dialect, root: &Node) -> TrainingSetup {
             _ => {}
         }
         let mut found = None;
-        for source in &spec.from {
+        for (i, source) in spec.from.iter().enumerate() {
             if let Some((setting, fraction)) = read_source(dialect.loader, root, concept, source) {
                 if fraction {
                     fractions.push(concept);
+                }
+                // A key later releases added: what the setting is without it, for a pinned
+                // release that predates it.
+                if let Some(since) = &source.since {
+                    let older = spec.from[i + 1..]
+                        .iter()
+                        .find_map(|s| read_source(dialect.loader, root, concept, s))
+                        .map(|(s, _)| s)
+                        .or_else(|| default_setting(dialect, root, concept, spec));
+                    setup.newer_keys.insert(
+                        concept,
+                        NewerKey {
+                            since: since.clone(),
+                            key: source.key.clone(),
+                            older,
+                        },
+                    );
                 }
                 found = Some(setting);
                 break;
@@ -118,44 +140,7 @@ pub fn resolve(dialect: &Dialect, root: &Node) -> TrainingSetup {
                 setup.unread.insert(concept, why);
             }
         }
-        let setting = found.or_else(|| {
-            let default = spec.default.as_ref()?;
-            // The key a reader would add to change it: the one whose values include the default,
-            // else one that takes any value (not a switch mapped to one), else the first; never
-            // one read only under a condition the file does not meet (verl's Megatron dtype in
-            // an FSDP run).
-            let applies = |s: &&Source| {
-                s.when
-                    .as_ref()
-                    .is_none_or(|c| condition_holds(dialect.loader, root, c) != Some(false))
-            };
-            let key = spec
-                .from
-                .iter()
-                .filter(applies)
-                .find(|s| {
-                    s.map
-                        .as_ref()
-                        .is_some_and(|m| m.values().any(|v| v == default))
-                })
-                .or_else(|| {
-                    spec.from
-                        .iter()
-                        .find(|s| s.map.is_none() && s.when.is_none())
-                })
-                .or(spec.from.first())?
-                .key
-                .clone();
-            Some(Setting {
-                value: from_toml(concept, default),
-                origin: Origin::Default {
-                    key,
-                    relevant: spec.default_relevant,
-                    framework: dialect.title.clone(),
-                    caveat: None,
-                },
-            })
-        });
+        let setting = found.or_else(|| default_setting(dialect, root, concept, spec));
         if let Some(s) = setting {
             setup.settings.insert(concept, s);
         }
@@ -173,6 +158,53 @@ pub fn resolve(dialect: &Dialect, root: &Node) -> TrainingSetup {
         }
     }
     setup
+}
+
+/// The framework's default for a setting the file does not set, named by the key a reader
+/// would add to change it.
+fn default_setting(
+    dialect: &Dialect,
+    root: &Node,
+    concept: Concept,
+    spec: &super::spec::SettingSpec,
+) -> Option<Setting> {
+    let default = spec.default.as_ref()?;
+    // The key a reader would add to change it: the one whose values include the default,
+    // else one that takes any value (not a switch mapped to one), else the first; never
+    // one read only under a condition the file does not meet (verl's Megatron dtype in
+    // an FSDP run).
+    let applies = |s: &&Source| {
+        s.when
+            .as_ref()
+            .is_none_or(|c| condition_holds(dialect.loader, root, c) != Some(false))
+    };
+    let key = spec
+        .from
+        .iter()
+        .filter(applies)
+        .find(|s| {
+            s.map
+                .as_ref()
+                .is_some_and(|m| m.values().any(|v| v == default))
+        })
+        .or_else(|| {
+            spec.from
+                .iter()
+                .find(|s| s.map.is_none() && s.when.is_none())
+        })
+        .or(spec.from.first())?
+        .key
+        .clone();
+    Some(Setting {
+        value: from_toml(concept, default),
+        origin: Origin::Default {
+            key,
+            relevant: spec.default_relevant,
+            framework: dialect.title.clone(),
+            caveat: None,
+            ignored: None,
+        },
+    })
 }
 
 /// The first `[[not_training]]` marker of the dialect that holds for `root`, as its reason. A

@@ -402,6 +402,9 @@ pub enum Origin {
         /// What the default was not checked for, said after it ("not checked for the pinned
         /// axolotl 0.12.2").
         caveat: Option<String>,
+        /// The file sets the key, but the pinned release does not read it: why ("torchtune
+        /// reads it from 0.7.0 on").
+        ignored: Option<String>,
     },
     /// Given on the command line (`hwlint estimate --batch-size 4`), over what the file says.
     Flag { flag: String },
@@ -456,15 +459,20 @@ impl Origin {
                 key,
                 framework,
                 caveat,
+                ignored,
                 ..
             } => {
                 let key = key
                     .strip_prefix("env.")
                     .or_else(|| key.strip_prefix("launcher."))
                     .unwrap_or(key);
+                let state = match ignored {
+                    Some(why) => format!("set, but {why}"),
+                    None => "not set".to_string(),
+                };
                 match caveat {
-                    Some(c) => format!("`{key}` (not set: {framework} default, {c})"),
-                    None => format!("`{key}` (not set: {framework} default)"),
+                    Some(c) => format!("`{key}` ({state}: {framework} default, {c})"),
+                    None => format!("`{key}` ({state}: {framework} default)"),
                 }
             }
             Origin::Flag { flag } => format!("`{flag}`"),
@@ -507,6 +515,22 @@ pub struct TrainingSetup {
     /// 4-bit matmul kept its input for backward before 0.43.2. None where no file was read
     /// (the estimate of flags alone), which means the newest.
     pub bitsandbytes: Option<super::version::Resolved>,
+    /// Settings read from a key later releases added (a source's `since`), with what each is
+    /// where the pinned release predates that key.
+    pub newer_keys: BTreeMap<Concept, NewerKey>,
+    /// Keys the file sets that the pinned release does not read, and why (also in `unread`),
+    /// for `--show-settings`.
+    pub ignored: BTreeMap<Concept, String>,
+}
+
+/// A setting read from a key that came in a later release (`since`): the release, the key,
+/// and the setting an older release gives instead (the sources after it, else the default;
+/// `None` where neither gives one).
+#[derive(Debug, Clone, PartialEq)]
+pub struct NewerKey {
+    pub since: String,
+    pub key: String,
+    pub older: Option<Setting>,
 }
 
 /// A model a config describes by its dimensions: catalog fields (`family`, `hidden_size`, ...)

@@ -448,6 +448,10 @@ pub struct Source {
     /// a `beta` kept a reference model before 0.19), read when the pinned version is below.
     #[serde(default)]
     pub before: Vec<Before>,
+    /// The first release that reads this key. Where the pinned release is older the key has
+    /// no effect, and the setting is what the sources after it or the default give
+    /// (src/dialect/version.rs); a file that pins nothing gets the key read.
+    pub since: Option<String>,
 }
 
 /// One boolean key of a [`Source::gather`].

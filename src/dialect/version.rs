@@ -370,6 +370,40 @@ fn pinned_or_newest(path: &Path, package: &str, newest: &str) -> Resolved {
 pub fn apply(setup: &mut TrainingSetup, dialect: &Dialect, path: &Path) {
     let resolved = resolve(dialect, path);
     let have = resolved.as_ref().and_then(|r| parse(&r.version));
+    // Keys a pinned release predates have no effect there: the setting is what it gives
+    // without them. A file that pins nothing is read as written (it uses the key, so it runs a
+    // release that has it).
+    if let (Some(r), Some(h)) = (resolved.as_ref().filter(|r| r.pinned), have.as_ref()) {
+        let newer = std::mem::take(&mut setup.newer_keys);
+        for (concept, n) in newer {
+            let from_it = setup
+                .settings
+                .get(&concept)
+                .is_some_and(|s| matches!(&s.origin, Origin::File { key, .. } if *key == n.key));
+            if !from_it || !parse(&n.since).is_some_and(|since| less(h, &since)) {
+                continue;
+            }
+            let why = format!("{} reads it from {} on", dialect.title, n.since);
+            match n.older {
+                Some(mut s) => {
+                    if let Origin::Default { key, ignored, .. } = &mut s.origin {
+                        key.clone_from(&n.key);
+                        *ignored = Some(why.clone());
+                    }
+                    setup.settings.insert(concept, s);
+                }
+                None => {
+                    setup.settings.remove(&concept);
+                }
+            }
+            let said = format!(
+                "`{}` has no effect in {} {} (pinned at {}): {why}",
+                n.key, dialect.title, r.version, r.from
+            );
+            setup.unread.insert(concept, said.clone());
+            setup.ignored.insert(concept, said);
+        }
+    }
     // Defaults read at one release, for a pin older than any release read: that release's,
     // said to be unchecked for the pinned one.
     let label =

@@ -322,6 +322,7 @@ fn flag_defaults(setup: &mut TrainingSetup) {
                 relevant: false,
                 framework: "hwlint estimate".into(),
                 caveat: None,
+                ignored: None,
             },
         });
     }
