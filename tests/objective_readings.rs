@@ -954,3 +954,45 @@ fn axolotl_grpo_with_vllm_sleep_mode_takes_its_share_only_to_sample() {
     // The frozen 16-bit base and the fp32 adapters with their AdamW moments stay.
     assert!(at.weights > 1.5e9 * 2.0 && at.optimizer > 0.0, "{at:?}");
 }
+
+/// #25: in code the config class names the trainer. A `GRPOConfig(...)` that sets only the
+/// Trainer's own arguments is GRPO with its defaults (8 x 4 completions of up to 256 tokens,
+/// sampled with `model.generate`, no reference model since TRL 0.19), its model the trainer's
+/// `model="..."`; before, no GRPO-only keyword meant the file was not read at all.
+#[test]
+fn a_grpo_config_in_code_is_grpo_with_its_defaults() {
+    let got = planned("trl-grpo-config.py");
+    let p = &got.plan;
+    assert_eq!(p.model, "Qwen/Qwen2-0.5B-Instruct");
+    assert!(!p.reference_model && p.logprob_loss);
+    let g = p.generation.expect("GRPO samples in the training process");
+    assert_eq!(g.completion, 256);
+    assert_eq!(p.logits_tokens, Some(256));
+}
+
+/// `PPOConfig(...)` in code is TRL's PPO, never SFT; its policy is the trainer's `model`, built
+/// here with `from_pretrained(policy_name)`. The trainer takes the value and reward models as
+/// objects too, so the config's `reward_model_path` default is no reading of them: the estimate
+/// says the value model is not known.
+#[test]
+fn a_ppo_config_in_code_is_ppo_whose_models_the_trainer_takes() {
+    let path = support::fixture(DIR, "trl-ppo-config.py");
+    match support::plan_at(&path, None) {
+        Err(hwlint::estimate::plan::Gap::Missing(what)) => assert_eq!(what, "value model"),
+        other => panic!("{:?}", other.map(|p| p.plan.model)),
+    }
+    let found = findings_on_h100(&path);
+    let hw901 = found
+        .iter()
+        .find(|(c, _)| c == "HW901")
+        .unwrap_or_else(|| panic!("no HW901 in {found:?}"));
+    assert!(
+        hw901
+            .1
+            .contains("model `Qwen/Qwen2.5-1.5B-Instruct` could not be estimated")
+            && hw901.1.contains("the value model is not known")
+            && !hw901.1.contains("reward_model_path"),
+        "{}",
+        hw901.1
+    );
+}

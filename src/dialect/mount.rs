@@ -6,7 +6,7 @@
 use std::borrow::Cow;
 
 use super::spec::{Dialect, Mount};
-use crate::syntax::{Entry, Format, Map, MapStyle, Node, NodeKind};
+use crate::syntax::{Entry, Format, Map, MapStyle, Node, NodeKind, Quote, ScalarKind};
 
 /// The root `dialect` reads in a document root of `format`: the root itself where the dialect
 /// has no mounts for the format, the assembled tree where it has, and `None` when none of its
@@ -31,7 +31,7 @@ pub fn view<'a>(dialect: &Dialect, root: &'a Node, format: Format) -> Option<Cow
         .filter_map(|m| Some((*m, root.get_path(&path_of(&m.take))?)))
         .collect();
     if let [(m, part)] = found.as_slice() {
-        if m.at.is_empty() {
+        if m.at.is_empty() && m.name_at.is_none() {
             return Some(Cow::Borrowed(*part));
         }
     }
@@ -59,6 +59,13 @@ pub fn view<'a>(dialect: &Dialect, root: &'a Node, format: Format) -> Option<Cow
             }
         } else {
             place(base, &at, part.clone());
+        }
+        if let Some(name_at) = &m.name_at {
+            // Where the part starts, with no width: nothing in the file to edit.
+            let name = m.take.rsplit('.').next().unwrap_or(&m.take);
+            let start = part.span.start;
+            let node = Node::scalar(name, ScalarKind::Str(Quote::Double), start..start);
+            place(base, &path_of(name_at), node);
         }
     }
     placed.then_some(())?;
@@ -163,6 +170,34 @@ at = "trainer"
     }
 
     #[test]
+    fn a_mount_can_name_the_call_it_takes() {
+        let d = parse_dialect(
+            "t",
+            r#"
+name = "t"
+title = "Test"
+formats = ["python"]
+[[detect]]
+keys = { lr = 1 }
+min_score = 1
+[[mount]]
+format = "python"
+take = "GRPOConfig"
+name_at = "config_class"
+"#,
+        )
+        .unwrap();
+        let doc = parse("args = GRPOConfig(lr=1e-6)\n", Format::Python).unwrap();
+        let v = view(&d, &doc.roots[0], Format::Python).unwrap();
+        let class = v.get_path(&["config_class"]).and_then(|n| n.as_scalar());
+        assert_eq!(class.map(|s| s.text.as_str()), Some("GRPOConfig"));
+        // No width: nothing in the file to edit.
+        let node = v.get_path(&["config_class"]).unwrap();
+        assert!(node.span.is_empty());
+        assert!(v.get_path(&["lr"]).is_some());
+    }
+
+    #[test]
     fn scripts_match_by_name_or_path_ending() {
         let m = Mount {
             format: Format::Shell,
@@ -172,6 +207,7 @@ at = "trainer"
             config_flag: None,
             named_config: false,
             subcommand: vec![],
+            name_at: None,
         };
         assert!(m.takes_script("scripts/train.py"));
         assert!(m.takes_script("./scripts/train.py"));
@@ -191,6 +227,7 @@ at = "trainer"
             config_flag: Some("config".into()),
             named_config: false,
             subcommand: vec!["fit".into()],
+            name_at: None,
         };
         let line = |src: &str| {
             let doc = crate::syntax::parse(src, Format::Shell).unwrap();

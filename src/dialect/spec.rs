@@ -242,6 +242,10 @@ pub struct Mount {
     /// LightningCLI script's `fit`) and that pass `config_flag`: the mount takes them only.
     #[serde(default)]
     pub subcommand: Vec<String>,
+    /// A dialect key the taken part's name (the last segment of `take`) is also placed at, as
+    /// a string: in code the class a call builds (`PPOConfig(...)`) names what it configures,
+    /// whatever keywords it is given.
+    pub name_at: Option<String>,
 }
 
 impl Mount {

@@ -119,11 +119,29 @@ fn unknown(ctx: &Context, name: &str) -> Vec<Violation> {
     }]
 }
 
+/// Where the file would name its model, for advice: in code whose dialect reads the trainer's
+/// `model` argument, that argument (the config class has no model key: `TrainingArguments(
+/// model_name_or_path=...)` is a TypeError); else the model's key.
+fn model_key(ctx: &Context) -> Option<String> {
+    let reads_trainer = ctx
+        .dialect
+        .settings
+        .get(&Concept::Model)
+        .is_some_and(|s| s.from.iter().any(|f| f.key.starts_with("trainer_model")));
+    if ctx.doc.format == crate::syntax::Format::Python && reads_trainer {
+        return Some(
+            "the trainer's `model` to a Hub id, or build it with `from_pretrained(\"org/name\")` bound once at module level"
+                .to_string(),
+        );
+    }
+    key_of(ctx, Concept::Model)
+}
+
 /// A run that states its batch or length but not which model it trains, or describes a model
 /// the estimator has no recipe for.
 fn unnamed(ctx: &Context) -> Vec<Violation> {
     let why = match (
-        key_of(ctx, Concept::Model),
+        model_key(ctx),
         ctx.setup.architecture.as_ref(),
         ctx.setup.architecture_unread.as_deref(),
     ) {
