@@ -1204,6 +1204,16 @@ fn estimate_with_terms(plan: &Plan) -> (MemoryEstimate, Terms) {
     (e, t)
 }
 
+/// What a critic's offload switches leave on the GPUs outside its own update: its parameters and
+/// its optimizer state (none without a critic).
+fn critic_kept(critic: Option<&super::step::Critic>) -> (f64, f64) {
+    critic.map_or((0.0, 0.0), |k| {
+        estimate_with_terms(&k.plan)
+            .1
+            .kept(k.params_kept, k.optimizer_kept)
+    })
+}
+
 /// verl's reward loop scoring as an instant of its own: its engine awake with the share of
 /// each card it was started with, beside the actor's and critic's states that their offload
 /// switches leave on the GPUs (gradients were freed after the last update; the rollout engine
@@ -1215,11 +1225,7 @@ fn with_reward_engine(
     r: &super::step::Engine,
 ) -> MemoryEstimate {
     let (aw, ao) = actor.kept(r.params_kept, r.optimizer_kept);
-    let (cw, co) = critic.map_or((0.0, 0.0), |k| {
-        estimate_with_terms(&k.plan)
-            .1
-            .kept(k.params_kept, k.optimizer_kept)
-    });
+    let (cw, co) = critic_kept(critic);
     let at = AtPeak {
         weights: aw + cw,
         optimizer: ao + co,
@@ -1254,11 +1260,7 @@ fn with_reward(
     let tokens = r.plan.batch.max(1) as f64 * r.plan.seq_len.max(1) as f64;
     let working = tokens * c * (3.0 * mlp + 4.0 * a.hidden_size as f64);
     let (aw, ao) = actor.kept(r.actor_params_kept, r.actor_optimizer_kept);
-    let (cw, co) = critic.map_or((0.0, 0.0), |k| {
-        estimate_with_terms(&k.plan)
-            .1
-            .kept(k.params_kept, k.optimizer_kept)
-    });
+    let (cw, co) = critic_kept(critic);
     let at = AtPeak {
         weights: in_flight + aw + cw,
         optimizer: ao + co,
