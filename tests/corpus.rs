@@ -416,7 +416,6 @@ const NOT_ESTIMATED: &[(&str, &str)] = &[
         "EleutherAI/gpt-neo-125M",
         "GPT-Neo (local attention layers): no catalog entry sourced",
     ),
-    ("facebook/opt-2.7b", "OPT: no catalog entry sourced"),
 ];
 
 /// Configs that name a model the catalog knows but that the estimator has no recipe for, by
