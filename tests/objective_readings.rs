@@ -970,28 +970,70 @@ fn a_grpo_config_in_code_is_grpo_with_its_defaults() {
     assert_eq!(p.logits_tokens, Some(256));
 }
 
-/// `PPOConfig(...)` in code is TRL's PPO, never SFT; its policy is the trainer's `model`, built
-/// here with `from_pretrained(policy_name)`. The trainer takes the value and reward models as
-/// objects too, so the config's `reward_model_path` default is no reading of them: the estimate
-/// says the value model is not known.
+/// `PPOConfig(...)` in code is TRL's PPO, never SFT. The trainer takes its models as objects:
+/// the policy, value and reward models are read where `PPOTrainer(model=..., value_model=...,
+/// reward_model=...)` builds them from a name (`from_pretrained(policy_name, ...)` here), never
+/// from the config's `reward_model_path` or the scripts' pythia-160m default. Without the
+/// trainer's call the value model is not known.
 #[test]
 fn a_ppo_config_in_code_is_ppo_whose_models_the_trainer_takes() {
     let path = support::fixture(DIR, "trl-ppo-config.py");
-    match support::plan_at(&path, None) {
-        Err(hwlint::estimate::plan::Gap::Missing(what)) => assert_eq!(what, "value model"),
-        other => panic!("{:?}", other.map(|p| p.plan.model)),
+    let got = support::plan_at(&path, None).unwrap();
+    let p = &got.plan;
+    assert_eq!(p.model, "Qwen/Qwen2.5-1.5B-Instruct");
+    let critic = p
+        .critic
+        .as_ref()
+        .expect("the value model trains with the policy");
+    assert!(critic.joint);
+    assert_eq!(critic.plan.model, "Qwen/Qwen2.5-1.5B-Instruct");
+    assert!(p.scorer_params > 0, "the reward model sits on the GPUs");
+    // At the low end the value model reads the policy's shortest sequences too.
+    let lower = got.lower.as_ref().expect("the prompt is bounded");
+    assert_eq!(
+        lower.critic.as_ref().unwrap().plan.seq_len,
+        lower.seq_len,
+        "the value model's sequences at the low end"
+    );
+
+    let text = std::fs::read_to_string(&path).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let config_only = dir.path().join("ppo_config.py");
+    let cut = text.find("trainer = PPOTrainer(").unwrap();
+    std::fs::write(
+        &config_only,
+        text[..cut].replace(
+            "bf16=True,",
+            "bf16=True,\n    vf_coef=0.1,\n    reward_model_path=\"EleutherAI/pythia-1b\",",
+        ),
+    )
+    .unwrap();
+    // No model is taken from the config's paths or the scripts' defaults.
+    let run = support::hwlint_json(&[
+        "--show-settings",
+        "--output-format",
+        "json",
+        config_only.to_str().unwrap(),
+    ])["files"][0]["runs"][0]
+        .clone();
+    assert_eq!(run["dialect"], "trl");
+    let concepts: Vec<&str> = run["settings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["concept"].as_str().unwrap())
+        .collect();
+    assert!(concepts.contains(&"objective"), "{concepts:?}");
+    for absent in ["critic_model", "reward_scorer", "policy_model", "model"] {
+        assert!(!concepts.contains(&absent), "{absent} in {concepts:?}");
     }
-    let found = findings_on_h100(&path);
+    let found = findings_on_h100(&config_only);
     let hw901 = found
         .iter()
         .find(|(c, _)| c == "HW901")
         .unwrap_or_else(|| panic!("no HW901 in {found:?}"));
     assert!(
-        hw901
-            .1
-            .contains("model `Qwen/Qwen2.5-1.5B-Instruct` could not be estimated")
-            && hw901.1.contains("the value model is not known")
-            && !hw901.1.contains("reward_model_path"),
+        hw901.1.contains("set the trainer's `model`") && !hw901.1.contains("pythia"),
         "{}",
         hw901.1
     );

@@ -168,6 +168,13 @@ fn default_setting(
     concept: Concept,
     spec: &super::spec::SettingSpec,
 ) -> Option<Setting> {
+    if spec
+        .default_unless
+        .as_ref()
+        .is_some_and(|c| condition_holds(dialect.loader, root, c) == Some(true))
+    {
+        return None;
+    }
     let default = spec.default.as_ref()?;
     // The key a reader would add to change it: the one whose values include the default,
     // else one that takes any value (not a switch mapped to one), else the first; never

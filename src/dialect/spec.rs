@@ -404,6 +404,9 @@ pub struct SettingSpec {
     /// is below them (src/dialect/version.rs).
     #[serde(default)]
     pub before: Vec<Before>,
+    /// The default does not apply when this holds, though the sources are read (in code a
+    /// TRL trainer takes its models as objects: its scripts' default model is no reading).
+    pub default_unless: Option<Condition>,
 }
 
 #[derive(Debug, Clone, Deserialize)]

@@ -1309,13 +1309,14 @@ pub fn plan_for(i: &Inputs) -> Result<Planned, Gap> {
         }),
         ..plan.clone()
     });
-    // At the low end, a critic that packs its tokens too holds one a sequence, as the actor.
+    // At the low end, a critic that packs its tokens too holds one a sequence, as the actor;
+    // one trained in the policy's step (TRL's PPO value model) reads the policy's sequences.
     let critic_packs = s
         .bool(Concept::CriticPaddingRemoved)
         .is_some_and(|(b, _)| b);
     let lower = lower.map(|mut l| {
         if let (Some(c), Some(seq)) = (&mut l.critic, seq_lower) {
-            if critic_packs {
+            if critic_packs || c.joint {
                 c.plan.seq_len = seq;
             }
         }
