@@ -106,3 +106,51 @@ fn a_vlm_decoder_follows_the_configs_sequence_length() {
     let (short, long) = (need("512"), need("8192"));
     assert!(long > short * 1.3, "{short} vs {long}");
 }
+
+/// #25 item 8: GPT-Neo is in the catalog, and as transformers runs it: no SDPA, so with no
+/// `attn_implementation` the estimate keeps each head's score matrix and says why; attention
+/// the run names (flash-attn in a config, `--attention sdpa` here) keeps none.
+#[test]
+fn gpt_neo_runs_eager_unless_the_run_asks_for_flash_attn() {
+    let estimate = |extra: &[&str]| -> serde_json::Value {
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_hwlint"))
+            .args([
+                "estimate",
+                "--model",
+                "EleutherAI/gpt-neo-125M",
+                "--batch-size",
+                "4",
+                "--seq-len",
+                "2048",
+                "--output-format",
+                "json",
+            ])
+            .args(extra)
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        serde_json::from_slice(&out.stdout).unwrap()
+    };
+    let eager = estimate(&[]);
+    assert_eq!(eager["plan"]["attention"], "eager");
+    assert!(
+        eager["assumed"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|a| a.as_str().unwrap().contains("no fused (SDPA) attention")),
+        "{}",
+        eager["assumed"]
+    );
+    let flash = estimate(&["--attention", "sdpa"]);
+    assert_eq!(flash["plan"]["attention"], "sdpa");
+    // 12 layers x 4 x 2048 tokens x 12 heads x 2048 scores x 6 bytes: 13.5 GiB more.
+    let more =
+        eager["activations_bytes"].as_f64().unwrap() - flash["activations_bytes"].as_f64().unwrap();
+    let scores = 12.0 * 4.0 * 2048.0 * 12.0 * 2048.0 * 6.0;
+    assert!((more / scores - 1.0).abs() < 0.01, "{more} vs {scores}");
+}

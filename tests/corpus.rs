@@ -412,10 +412,6 @@ const NOT_ESTIMATED: &[(&str, &str)] = &[
         "OpenMOSS-Team/MOSS-VL-Instruct-0708",
         "no config.json could be sourced for this vision-language architecture",
     ),
-    (
-        "EleutherAI/gpt-neo-125M",
-        "GPT-Neo (local attention layers): no catalog entry sourced",
-    ),
 ];
 
 /// Configs that name a model the catalog knows but that the estimator has no recipe for, by

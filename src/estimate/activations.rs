@@ -584,6 +584,10 @@ fn flux_image_tokens(a: &Architecture, image_size: u64) -> u64 {
 /// (both kept: softmax's output for its backward, the cast copy for the product with V), plus
 /// attention dropout's mask and output where the model has dropout (Korthikanti et al.'s
 /// 5 a s term, in the dtypes PyTorch uses).
+///
+/// A model whose eager path upcasts q and k to fp32 (GPT-Neo, [`Architecture::eager_attention`])
+/// keeps those fp32 copies for the product's backward instead of 16-bit ones, unless autocast
+/// casts them back to 16 bit for the matmul.
 pub fn eager_scores_per_token(a: &Architecture, rg: Regime, seq: u64) -> f64 {
     let per_score = 4.0
         + rg.compute
@@ -592,7 +596,12 @@ pub fn eager_scores_per_token(a: &Architecture, rg: Regime, seq: u64) -> f64 {
         } else {
             0.0
         };
-    a.num_heads as f64 * seq as f64 * per_score
+    let upcast = if a.eager_attention && !rg.autocast {
+        (4.0 - rg.compute) * (a.q_width() + a.kv_width()) as f64
+    } else {
+        0.0
+    };
+    a.num_heads as f64 * seq as f64 * per_score + upcast
 }
 
 /// Tokens per sample the blocks see.
@@ -740,6 +749,29 @@ mod tests {
         residual: 4.0,
         autocast: false,
     };
+
+    #[test]
+    fn gpt_neo_keeps_fp32_q_and_k_in_eager_attention_without_autocast() {
+        let n = lookup("EleutherAI/gpt-neo-125M").unwrap();
+        assert!(n.eager_attention && !has_dropout(n));
+        let (h, s) = (768.0, 2048);
+        // 12 heads x 2048 scores a token: the fp32 softmax and its 16-bit cast.
+        let scores = 12.0 * 2048.0 * (4.0 + 2.0);
+        // In pure bf16 q and k are kept as the fp32 copies the eager path makes (2 B more each).
+        assert_eq!(eager_scores_per_token(n, BF16, s), scores + 2.0 * 2.0 * h);
+        // Autocast casts them back to bf16 for the matmul; in fp32 they are the copies counted.
+        assert_eq!(eager_scores_per_token(n, AMP, s), scores);
+        assert_eq!(
+            eager_scores_per_token(n, FP32, s),
+            12.0 * 2048.0 * (4.0 + 4.0)
+        );
+        // GPT-2 has no upcast and keeps attention dropout's mask and output.
+        let g = lookup("gpt2").unwrap();
+        assert_eq!(
+            eager_scores_per_token(g, BF16, s),
+            12.0 * 2048.0 * (4.0 + 2.0 + 1.0 + 2.0)
+        );
+    }
 
     #[test]
     fn per_token_block_bytes_match_the_hand_derivations() {

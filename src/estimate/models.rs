@@ -365,6 +365,12 @@ architecture! {
     /// PyTorch's `cross_entropy` holds 10 to 12.
     #[serde(default)]
     pub inplace_loss: bool,
+    /// transformers has no fused (SDPA) attention for the model, so it runs eager unless the
+    /// file asks for flash-attn (GPT-Neo: `GPT_NEO_ATTENTION_CLASSES` holds eager and
+    /// flash_attention_2 only, modeling_gpt_neo.py:377-380 at transformers 4.51.3), and its
+    /// eager path upcasts q and k to fp32 before their product (:211-212).
+    #[serde(default)]
+    pub eager_attention: bool,
     /// Where the published dimensions come from (composites are sketches).
     #[serde(default)]
     pub source: String,

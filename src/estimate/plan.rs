@@ -737,6 +737,14 @@ pub fn plan_for(i: &Inputs) -> Result<Planned, Gap> {
                 }
             }
         }
+        // transformers runs a model without SDPA eager unless the file asks for flash-attn.
+        None if arch.eager_attention => {
+            assumed.push(format!(
+                "attention eager: transformers has no fused (SDPA) attention for {}, so with no `attn_implementation` it keeps each head's score matrix",
+                arch.name
+            ));
+            (Attention::Eager, Attention::Eager)
+        }
         None => (Attention::Sdpa, Attention::Sdpa),
     };
     // Megatron's selective recomputation drops the score matrix eager attention would keep.
