@@ -113,27 +113,19 @@ fn a_vlm_decoder_follows_the_configs_sequence_length() {
 #[test]
 fn gpt_neo_runs_eager_unless_the_run_asks_for_flash_attn() {
     let estimate = |extra: &[&str]| -> serde_json::Value {
-        let out = std::process::Command::new(env!("CARGO_BIN_EXE_hwlint"))
-            .args([
-                "estimate",
-                "--model",
-                "EleutherAI/gpt-neo-125M",
-                "--batch-size",
-                "4",
-                "--seq-len",
-                "2048",
-                "--output-format",
-                "json",
-            ])
-            .args(extra)
-            .output()
-            .unwrap();
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        serde_json::from_slice(&out.stdout).unwrap()
+        let mut args = vec![
+            "estimate",
+            "--model",
+            "EleutherAI/gpt-neo-125M",
+            "--batch-size",
+            "4",
+            "--seq-len",
+            "2048",
+            "--output-format",
+            "json",
+        ];
+        args.extend_from_slice(extra);
+        support::hwlint_json(&args)
     };
     let eager = estimate(&[]);
     assert_eq!(eager["plan"]["attention"], "eager");

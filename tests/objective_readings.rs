@@ -1009,13 +1009,7 @@ fn a_ppo_config_in_code_is_ppo_whose_models_the_trainer_takes() {
     )
     .unwrap();
     // No model is taken from the config's paths or the scripts' defaults.
-    let run = support::hwlint_json(&[
-        "--show-settings",
-        "--output-format",
-        "json",
-        config_only.to_str().unwrap(),
-    ])["files"][0]["runs"][0]
-        .clone();
+    let run = support::show_settings(config_only.to_str().unwrap());
     assert_eq!(run["dialect"], "trl");
     let concepts: Vec<&str> = run["settings"]
         .as_array()

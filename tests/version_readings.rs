@@ -8,9 +8,7 @@ mod support;
 use serde_json::Value;
 
 fn settings(rel: &str) -> Value {
-    support::hwlint_json(&["--show-settings", "--output-format", "json", rel])["files"][0]["runs"]
-        [0]
-    .clone()
+    support::show_settings(rel)
 }
 
 fn setting<'v>(run: &'v Value, concept: &str) -> &'v Value {
@@ -315,13 +313,7 @@ fn a_pinned_torchtune_release_ignores_keys_it_does_not_read() {
     let dir = tempfile::tempdir().unwrap();
     let loose = dir.path().join("llama3_1_8B_full_fp8_cp.yaml");
     std::fs::copy(rel, &loose).unwrap();
-    let run = support::hwlint_json(&[
-        "--show-settings",
-        "--output-format",
-        "json",
-        loose.to_str().unwrap(),
-    ])["files"][0]["runs"][0]
-        .clone();
+    let run = settings(loose.to_str().unwrap());
     assert_eq!(run["framework_version"]["pinned"], false);
     assert_eq!(setting(&run, "precision")["value"], "fp8");
     assert_eq!(setting(&run, "context_parallel")["value"], 2);

@@ -74,6 +74,13 @@ pub fn hwlint_json(args: &[&str]) -> serde_json::Value {
     serde_json::from_slice(&out.stdout).unwrap()
 }
 
+/// The first run of `hwlint --show-settings --output-format json PATH`: its settings, version,
+/// ignored keys and memory.
+pub fn show_settings(path: &str) -> serde_json::Value {
+    hwlint_json(&["--show-settings", "--output-format", "json", path])["files"][0]["runs"][0]
+        .clone()
+}
+
 /// What the estimator has no recipe for in a fixture the tests expect it to refuse (read
 /// through [`read`], so the fixture cites its source).
 pub fn unsupported(dir: &str, rel: &str) -> &'static str {
