@@ -734,3 +734,25 @@ snapshot! {
     torchtitan_dtype_bf16 => "torchtitan/dtype-bf16.toml",
     axolotl_lora_8bit_bf16_unset => "axolotl/lora-8bit-bf16-unset.yaml",
 }
+
+/// #26: LeRobot's Hydra-era trainer runs on one device (lerobot/scripts/train.py:307, 428 at
+/// huggingface/lerobot@1ee1acf8: `get_safe_torch_device(cfg.device)`, no DDP, FSDP or
+/// accelerate), so its estimate carries no "model states sharded over any number of GPUs" low
+/// end, whatever the GPU count: before, ACT at batch 8 read 1.7-2.2 GiB where 2.2 is the step.
+#[test]
+fn lerobot_hydra_trains_on_one_device_unsharded() {
+    let path = fixture("lerobot-hydra/act-defaults.yaml");
+    let path = path.to_str().unwrap();
+    for extra in [&[][..], &["--gpus", "4"][..]] {
+        let mut args = vec!["estimate", path, "--output-format", "json"];
+        args.extend_from_slice(extra);
+        let v = support::hwlint_json(&args);
+        assert!(
+            v["least_peak_allocated_bytes"].is_null(),
+            "{extra:?}: a low end {} ({})",
+            v["least_peak_allocated_bytes"],
+            v["bounded"]
+        );
+        assert_eq!(v["plan"]["zero_stage"], 0);
+    }
+}
