@@ -1011,12 +1011,7 @@ fn a_ppo_config_in_code_is_ppo_whose_models_the_trainer_takes() {
     // No model is taken from the config's paths or the scripts' defaults.
     let run = support::show_settings(config_only.to_str().unwrap());
     assert_eq!(run["dialect"], "trl");
-    let concepts: Vec<&str> = run["settings"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|s| s["concept"].as_str().unwrap())
-        .collect();
+    let concepts = support::concepts(&run["settings"]);
     assert!(concepts.contains(&"objective"), "{concepts:?}");
     for absent in ["critic_model", "reward_scorer", "policy_model", "model"] {
         assert!(!concepts.contains(&absent), "{absent} in {concepts:?}");

@@ -277,12 +277,7 @@ fn a_pinned_torchtune_release_ignores_keys_it_does_not_read() {
             .contains("set, but torchtune reads it from 0.7.0 on"),
         "{cp}"
     );
-    let ignored: Vec<&str> = run["ignored"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|i| i["concept"].as_str().unwrap())
-        .collect();
+    let ignored = support::concepts(&run["ignored"]);
     assert_eq!(
         ignored,
         [

@@ -1204,14 +1204,21 @@ fn estimate_with_terms(plan: &Plan) -> (MemoryEstimate, Terms) {
     (e, t)
 }
 
-/// What a critic's offload switches leave on the GPUs outside its own update: its parameters and
-/// its optimizer state (none without a critic).
-fn critic_kept(critic: Option<&super::step::Critic>) -> (f64, f64) {
-    critic.map_or((0.0, 0.0), |k| {
+/// The states the actor's and a critic's offload switches leave on the GPUs outside their own
+/// updates, beside an instant of another model (weights, optimizer state): the actor's as
+/// `(params, optimizer)` say, the critic's as its own switches do (none without a critic).
+fn kept_beside(
+    actor: &Terms,
+    (params, optimizer): (bool, bool),
+    critic: Option<&super::step::Critic>,
+) -> (f64, f64) {
+    let (aw, ao) = actor.kept(params, optimizer);
+    let (cw, co) = critic.map_or((0.0, 0.0), |k| {
         estimate_with_terms(&k.plan)
             .1
             .kept(k.params_kept, k.optimizer_kept)
-    })
+    });
+    (aw + cw, ao + co)
 }
 
 /// verl's reward loop scoring as an instant of its own: its engine awake with the share of
@@ -1224,11 +1231,10 @@ fn with_reward_engine(
     critic: Option<&super::step::Critic>,
     r: &super::step::Engine,
 ) -> MemoryEstimate {
-    let (aw, ao) = actor.kept(r.params_kept, r.optimizer_kept);
-    let (cw, co) = critic_kept(critic);
+    let (weights, optimizer) = kept_beside(actor, (r.params_kept, r.optimizer_kept), critic);
     let at = AtPeak {
-        weights: aw + cw,
-        optimizer: ao + co,
+        weights,
+        optimizer,
         reward_engine: r.reserved,
         ..AtPeak::default()
     };
@@ -1259,11 +1265,11 @@ fn with_reward(
     } as f64;
     let tokens = r.plan.batch.max(1) as f64 * r.plan.seq_len.max(1) as f64;
     let working = tokens * c * (3.0 * mlp + 4.0 * a.hidden_size as f64);
-    let (aw, ao) = actor.kept(r.actor_params_kept, r.actor_optimizer_kept);
-    let (cw, co) = critic_kept(critic);
+    let (weights, optimizer) =
+        kept_beside(actor, (r.actor_params_kept, r.actor_optimizer_kept), critic);
     let at = AtPeak {
-        weights: in_flight + aw + cw,
-        optimizer: ao + co,
+        weights: in_flight + weights,
+        optimizer,
         temporary: working,
         ..AtPeak::default()
     };

@@ -81,6 +81,15 @@ pub fn show_settings(path: &str) -> serde_json::Value {
         .clone()
 }
 
+/// The `concept` of each entry of a JSON list of settings (`settings`, `ignored`).
+pub fn concepts(list: &serde_json::Value) -> Vec<&str> {
+    list.as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["concept"].as_str().unwrap())
+        .collect()
+}
+
 /// What the estimator has no recipe for in a fixture the tests expect it to refuse (read
 /// through [`read`], so the fixture cites its source).
 pub fn unsupported(dir: &str, rel: &str) -> &'static str {
