@@ -132,7 +132,7 @@ fn a_finding_left_to_a_rule_that_is_off_is_reported_by_the_rule_that_left_it() {
         assert_eq!(code, 1, "{off:?}: {out}");
         assert!(
             out.contains("HW101")
-                && out.contains("the card holds the step at XLA_PYTHON_CLIENT_MEM_FRACTION=0.85"),
+                && out.contains("the card holds the step at XLA_PYTHON_CLIENT_MEM_FRACTION=0.8"),
             "{off:?}: {out}"
         );
     }

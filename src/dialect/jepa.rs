@@ -54,6 +54,8 @@ pub struct JepaSpec {
     pub crop_default: u64,
     /// The list of mask generators.
     pub masks: String,
+    /// The action-conditioned step (`app: vjepa_droid`), read from the same keys.
+    pub ac: Option<super::jepa_ac::AcSpec>,
 }
 
 /// One mask generator of the list: blocks of a sampled size placed at random, the context
@@ -258,13 +260,16 @@ pub fn architecture(dialect: &Dialect, root: &Node) -> Result<Option<InlineModel
     let Some(at) = root.get_dotted(&spec.at) else {
         return Ok(None);
     };
+    if let Some(ac) = spec.ac.as_ref().filter(|ac| ac.holds(loader, root)) {
+        return super::jepa_ac::architecture(spec, ac, loader, root, at);
+    }
     if let Some(cond) = spec.when.iter().find(|c| unmet(loader, root, c)) {
         let value = match lookup_value(loader, root, &cond.key) {
             Some(Value::Str(s)) => format!("`{}` is `{s}`", cond.key),
             _ => format!("`{}` is not a plain value", cond.key),
         };
         return Err(format!(
-            "{value}, and hwlint sizes only V-JEPA's pretraining step, where {}",
+            "{value}, and hwlint sizes only V-JEPA's pretraining and action-conditioned steps, where {}",
             condition_text(cond)
         ));
     }
@@ -409,6 +414,7 @@ pub fn architecture(dialect: &Dialect, root: &Node) -> Result<Option<InlineModel
         flat: false,
         // ViT blocks: pre-LayerNorm attention and a GELU MLP, the catalog's ViT recipe.
         own_blocks: false,
+        configures_named: false,
     }))
 }
 
@@ -569,8 +575,10 @@ mod tests {
 
     #[test]
     fn a_step_it_cannot_size_says_which_key_and_why() {
-        let droid = STEP.replace("app: vjepa", "app: vjepa_droid");
-        assert!(read(&droid).unwrap_err().contains("`app` is `vjepa_droid`"));
+        let other = STEP.replace("app: vjepa", "app: vjepa_classifier");
+        assert!(read(&other)
+            .unwrap_err()
+            .contains("`app` is `vjepa_classifier`"));
         let unknown = STEP.replace("vit_large", "vit_tiny");
         assert!(read(&unknown)
             .unwrap_err()

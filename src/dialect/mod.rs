@@ -2,7 +2,9 @@
 //! [`TrainingSetup`]. The per-framework knowledge is data in `rules/dialects/*.toml`.
 
 mod jepa;
+mod jepa_ac;
 mod mount;
+mod policy;
 mod recipe;
 mod resolve;
 mod setup;

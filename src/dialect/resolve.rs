@@ -21,8 +21,17 @@ pub fn resolve(dialect: &Dialect, root: &Node) -> TrainingSetup {
         newer_keys: Default::default(),
         ignored: Default::default(),
     };
+    // A policy the file names but hwlint cannot size from its keys is not read at all: the
+    // catalog's entry for its name would be another configuration of it.
+    let mut policy_unread = None;
     let described = match architecture(dialect, root) {
-        Ok(None) => super::jepa::architecture(dialect, root),
+        Ok(None) => match super::jepa::architecture(dialect, root) {
+            Ok(None) => super::policy::architecture(dialect, root).or_else(|why| {
+                policy_unread = Some(why);
+                Ok(None)
+            }),
+            other => other,
+        },
         other => other,
     };
     match described {
@@ -156,6 +165,10 @@ pub fn resolve(dialect: &Dialect, root: &Node) -> TrainingSetup {
                 };
             }
         }
+    }
+    if let Some(why) = policy_unread {
+        setup.settings.remove(&Concept::Model);
+        setup.unread.insert(Concept::Model, why);
     }
     setup
 }
@@ -304,6 +317,7 @@ fn architecture(dialect: &Dialect, root: &Node) -> Result<Option<InlineModel>, S
         span: at.span.clone(),
         flat: at.as_scalar().is_some(),
         own_blocks: !spec.catalog_blocks,
+        configures_named: false,
     }))
 }
 
@@ -380,7 +394,7 @@ fn is_symbolic(s: &str) -> bool {
 
 /// The name a call in code reads as (`lr_schedule=_optimizer.CosineDecaySchedule(...)` reads
 /// as `CosineDecaySchedule`): a dialect's `map` and conditions name the class, not its module.
-fn callee(node: &Node) -> Option<&str> {
+pub(super) fn callee(node: &Node) -> Option<&str> {
     let c = node.tag.as_deref()?.strip_prefix("call:")?;
     Some(c.rsplit('.').next().unwrap_or(c))
 }

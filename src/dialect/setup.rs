@@ -547,6 +547,9 @@ pub struct InlineModel {
     /// The framework runs blocks of its own code, not the modules the catalog's block recipe
     /// was measured on: the estimate bounds their activations.
     pub own_blocks: bool,
+    /// The description is the model the file names, as the file configures it (a LeRobot
+    /// policy sized from its own keys): it stands in for the catalog entry the name finds.
+    pub configures_named: bool,
 }
 
 impl InlineModel {

@@ -61,6 +61,9 @@ pub struct Dialect {
     /// A V-JEPA training step (`[jepa]`): encoder, EMA target and predictor sized from the
     /// config (src/dialect/jepa.rs).
     pub jepa: Option<super::jepa::JepaSpec>,
+    /// A robot policy's step (`[policy]`): its parts, cameras and freeze flags read from the
+    /// policy config (src/dialect/policy.rs).
+    pub policy: Option<super::policy::PolicySpec>,
     /// The key that names one setup among several in a file (openpi's `TrainConfig(name=...)`),
     /// quoted in messages so a finding says which setup it is about.
     pub setup_name: Option<String>,

@@ -604,6 +604,21 @@ pub fn eager_scores_per_token(a: &Architecture, rg: Regime, seq: u64) -> f64 {
     a.num_heads as f64 * seq as f64 * per_score + upcast
 }
 
+/// What `torch.nn.MultiheadAttention` keeps per token and block when called with its default
+/// `need_weights=True` ([`Architecture::mha_weights`]): the explicit path of
+/// `F.multi_head_attention_forward` keeps each head's softmax output over `seq` keys for
+/// softmax's backward and, with dropout, its mask and the dropped copy for the product with V
+/// (no fp32 upcast: the softmax runs in the compute dtype).
+pub fn mha_weights_per_token(a: &Architecture, rg: Regime, seq: u64) -> f64 {
+    let per_score = rg.compute
+        + if has_dropout(a) {
+            1.0 + rg.compute
+        } else {
+            0.0
+        };
+    a.num_heads as f64 * seq as f64 * per_score
+}
+
 /// Tokens per sample the blocks see.
 pub fn tokens(a: &Architecture, seq_len: u64, image_size: u64) -> u64 {
     match a.kind {
@@ -699,6 +714,8 @@ pub fn resnet_per_image(a: &Architecture, rg: Regime, image_size: u64) -> f64 {
     } as f64;
     let mut side = img / 2.0;
     let stem = a.embedding_size as f64;
+    // A BatchNorm keeps its input; a frozen one (`x * scale + bias` over buffers) keeps none.
+    let bn = if a.frozen_batch_norm { 0.0 } else { c };
     // Pixels (fp32) and the stem conv's bf16 copy; stem BN input and ReLU output; max-pool int64
     // indices; the pooled output is the first block's input.
     let mut total = 4.0 * 3.0 * img * img
@@ -707,7 +724,7 @@ pub fn resnet_per_image(a: &Architecture, rg: Regime, image_size: u64) -> f64 {
         } else {
             0.0
         };
-    total += 2.0 * c * stem * side * side;
+    total += (bn + c) * stem * side * side;
     side /= 2.0;
     total += 8.0 * stem * side * side + c * stem * side * side;
     for (convs, shortcut) in resnet_blocks(a) {
@@ -718,11 +735,11 @@ pub fn resnet_per_image(a: &Architecture, rg: Regime, image_size: u64) -> f64 {
             let map = out_ch as f64 * s * s;
             // BN keeps its input; a ReLU keeps its output (the next conv's input). The last conv's
             // BN feeds the residual add, whose ReLU output is the next block's input.
-            total += c * map + c * map;
+            total += bn * map + c * map;
         }
         if let Some(sc) = shortcut {
             let so = side / sc.stride as f64;
-            total += c * sc.out_ch as f64 * so * so;
+            total += bn * sc.out_ch as f64 * so * so;
         }
         side = s;
     }
@@ -804,6 +821,39 @@ mod tests {
         let v = lookup("vit-base-16").unwrap();
         assert_eq!(block_per_token(v, FP32, &full), 32.0 * 768.0 + 8.0 * 3072.0);
         assert_eq!(block_per_token(v, AMP, &full), 24.0 * 768.0 + 4.0 * 3072.0);
+    }
+
+    #[test]
+    fn frozen_batch_norm_keeps_no_input() {
+        // The same ResNet-18 with FrozenBatchNorm2d (LeRobot ACT) keeps only the ReLU outputs
+        // and the pixels: every BatchNorm input it would keep is gone.
+        let (bn, frozen) = (
+            lookup("resnet-18-backbone").unwrap(),
+            lookup("resnet-18-act").unwrap(),
+        );
+        let (with, without) = (
+            resnet_per_image(bn, FP32, 224),
+            resnet_per_image(frozen, FP32, 224),
+        );
+        let pixels = 4.0 * 3.0 * 224.0 * 224.0;
+        // Stem: BN input and ReLU output (112^2 x 64), pool indices (8 B) and output (56^2).
+        let stem_bn = 4.0 * 64.0 * 112.0 * 112.0;
+        assert!(without < with && without > pixels, "{without} vs {with}");
+        // Near half of the maps go (each conv's BN input beside its ReLU output); the max-pool
+        // indices and output stay.
+        let maps = with - pixels - stem_bn;
+        let kept = without - pixels;
+        assert!((0.5..0.7).contains(&(kept / maps)), "{}", kept / maps);
+    }
+
+    #[test]
+    fn multihead_attention_with_weights_keeps_its_probabilities_and_their_dropout() {
+        // ACT's encoder: 8 heads, dropout 0.1, fp32: softmax output (4 B), dropout mask (1 B)
+        // and dropped copy (4 B) per score.
+        let act = lookup("act-transformer").unwrap();
+        assert!(act.mha_weights);
+        assert_eq!(mha_weights_per_token(act, FP32, 302), 8.0 * 302.0 * 9.0);
+        assert_eq!(mha_weights_per_token(act, AMP, 302), 8.0 * 302.0 * 5.0);
     }
 
     #[test]

@@ -65,6 +65,9 @@ pub struct MemoryEstimate {
     pub reward_engine: Option<AtPeak>,
     /// Activation checkpointing is in effect (the allocator fragments differently).
     pub checkpointed: bool,
+    /// The step runs as one XLA program (JAX), whose buffers XLA assigns ahead of time inside
+    /// the memory it preallocated: PyTorch's caching-allocator margins do not apply.
+    pub xla_buffers: bool,
 }
 
 impl MemoryEstimate {
@@ -730,7 +733,9 @@ fn terms(plan: &Plan, frozen: bool) -> Terms {
     // Activations.
     let tokens = activations::tokens(a, plan.seq_len, plan.image_size) as f64;
     let block = activations::block_per_token(a, rg, &trainable)
-        + if plan.attention == Attention::Eager {
+        + if a.mha_weights {
+            activations::mha_weights_per_token(a, rg, tokens as u64)
+        } else if plan.attention == Attention::Eager {
             activations::eager_scores_per_token(a, rg, tokens as u64)
         } else {
             0.0
@@ -1027,7 +1032,9 @@ fn terms(plan: &Plan, frozen: bool) -> Terms {
             working
         },
         block_grads,
-        checkpointable: a.family != Family::Resnet && !frozen,
+        // Nothing to recompute in a ResNet (hwlint counts no checkpointed blocks) or an opaque
+        // model (no activations counted).
+        checkpointable: !matches!(a.family, Family::Resnet | Family::Opaque) && !frozen,
         paged: if plan.optimizer.paged() { moments } else { 0.0 },
         loading: if quantized {
             weights + 2.0 * counts.per_block as f64
@@ -1146,6 +1153,14 @@ fn estimate_with_terms(plan: &Plan) -> (MemoryEstimate, Terms) {
             .zip(&plan.arch.parts)
             .map(|((sub, frozen), part)| {
                 let mut t = terms(sub, *frozen);
+                if part.idle {
+                    return Terms {
+                        params: t.params,
+                        weights: t.weights,
+                        params_kept: t.params_kept,
+                        ..Terms::default()
+                    };
+                }
                 // The frozen part's output the loss reads after backward begins: fp32, since
                 // autocast runs layer_norm in fp32.
                 let held = part.held_tokens.map_or(0.0, |n| {
@@ -1157,6 +1172,16 @@ fn estimate_with_terms(plan: &Plan) -> (MemoryEstimate, Terms) {
             })
             .fold(Terms::default(), add_terms),
         _ => terms(plan, false),
+    };
+    // An EMA copy of every parameter, in their dtypes, kept on the GPU through the step.
+    let t = if plan.arch.ema_copy {
+        Terms {
+            weights: 2.0 * t.weights,
+            params_kept: 2.0 * t.params_kept,
+            ..t
+        }
+    } else {
+        t
     };
     // A value model trained in the policy's step (TRL's PPO) adds its terms to each of the
     // step's instants; through the rollout it keeps its weights and optimizer state (its
@@ -1197,10 +1222,11 @@ fn estimate_with_terms(plan: &Plan) -> (MemoryEstimate, Terms) {
         Some(r) => with_reward(e, &t, plan.critic.as_ref(), r),
         None => e,
     };
-    let e = match &plan.reward_engine {
+    let mut e = match &plan.reward_engine {
         Some(r) => with_reward_engine(e, &t, plan.critic.as_ref(), r),
         None => e,
     };
+    e.xla_buffers = plan.xla_buffers;
     (e, t)
 }
 
@@ -1525,6 +1551,7 @@ fn combine(t: &Terms, checkpointed: bool) -> MemoryEstimate {
         reward_forward: None,
         reward_engine: None,
         checkpointed,
+        xla_buffers: false,
     }
 }
 

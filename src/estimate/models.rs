@@ -150,8 +150,27 @@ pub struct Part {
     pub tokens_least: Option<u64>,
     /// Image side in pixels (vision parts).
     pub image_size: Option<u64>,
+    /// Where the image is not in the file: the least side it can be, with `image_size` the
+    /// most (bounded as `count_least`).
+    pub image_size_least: Option<u64>,
     /// Frames per clip (video parts): the pixel batch is frames x image.
     pub frames: Option<u64>,
+    /// Where the count is not in the file (a LeRobot policy's cameras come from the dataset):
+    /// the least it can be, with `count` the most; the estimate is then bounded between them,
+    /// for the reason the composite's `least_when` gives.
+    pub count_least: Option<u64>,
+    /// The part trains as a LoRA of this rank over every linear layer of its blocks, its frozen
+    /// base stored in the compute dtype (openpi's `gemma_2b_lora`: frozen parameters are cast
+    /// to bfloat16, scripts/train.py:102-104 at openpi@15a9616).
+    pub lora_rank: Option<u64>,
+    /// The part is built and kept on the GPU but never run in the step (V-JEPA 2-AC's context
+    /// encoder): its weights only.
+    #[serde(default)]
+    pub idle: bool,
+    /// The part stays fp32 when the rest of the model is cast to a 16-bit dtype (LeRobot's
+    /// pi0 puts its vision tower back to float32 after `dtype: bfloat16`).
+    #[serde(default)]
+    pub keeps_fp32: bool,
     /// A frozen part whose output is held through backward (V-JEPA 2's EMA target features
     /// and the targets gathered from them): tokens of it kept per sample, fp32, hidden wide.
     pub held_tokens: Option<u64>,
@@ -352,6 +371,26 @@ architecture! {
     /// Composite models: their parts.
     #[serde(default)]
     pub parts: Vec<Part>,
+    /// Composite models whose parts' counts or tokens are bounded (`count_least`,
+    /// `tokens_least`) by something other than the run's random masks: what decides them.
+    pub least_when: Option<String>,
+    /// Composite models whose framework rematerialises every block whatever the config says
+    /// (openpi: `nn.remat(..., policy=nothing_saveable)`, models/gemma.py:359-364).
+    #[serde(default)]
+    pub remat: bool,
+    /// Composite models whose trainer keeps an EMA copy of every parameter on the GPU, in the
+    /// parameters' dtypes (openpi's `ema_decay`, scripts/train.py:113).
+    #[serde(default)]
+    pub ema_copy: bool,
+    /// The blocks call `torch.nn.MultiheadAttention` with its default `need_weights=True`
+    /// (LeRobot's ACT): the explicit softmax path, which keeps each head's probabilities and
+    /// their dropout for backward, never the fused kernel.
+    #[serde(default)]
+    pub mha_weights: bool,
+    /// ResNet: the norm layers are torchvision's `FrozenBatchNorm2d` (`x * scale + bias` with
+    /// buffers), which keep no input for backward.
+    #[serde(default)]
+    pub frozen_batch_norm: bool,
     /// A language model used without its LM head and vocabulary loss (inside a policy).
     #[serde(default)]
     pub no_lm_loss: bool,

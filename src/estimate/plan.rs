@@ -47,6 +47,9 @@ pub enum Decider {
     /// The run's own steps: some reach the low end and some the high one (V-JEPA's random
     /// masks), so a run sized for the high end is the one that does not stop.
     Steps,
+    /// The data the run reads, which the file does not describe (a LeRobot dataset's
+    /// cameras): the file decides it by listing them.
+    Data,
     /// The driver moves paged optimizer state (bitsandbytes' paged optimizers) to host
     /// memory when the GPU fills: the low end runs, slower, rather than stopping.
     Paging,
@@ -179,7 +182,9 @@ pub fn find_model(name: &str, declared: &[Architecture], base: &Path) -> Option<
 pub fn inline_architecture(inline: &crate::dialect::InlineModel) -> Option<Architecture> {
     let mut arch: Architecture = toml::Value::Table(inline.table.clone()).try_into().ok()?;
     arch.name = inline.key.clone();
-    arch.source = if !arch.source.is_empty() {
+    arch.source = if inline.configures_named {
+        format!("{}, from the keys under `{}`", arch.source, inline.key)
+    } else if !arch.source.is_empty() {
         format!(
             "{}, from the keys under `{}` and its data and mask settings",
             arch.source, inline.key
@@ -199,10 +204,14 @@ pub fn inline_architecture(inline: &crate::dialect::InlineModel) -> Option<Archi
         Family::Composite => {
             !arch.parts.is_empty()
                 && arch.parts.iter().all(|p| {
-                    p.arch.hidden_size > 0
-                        && p.arch.num_layers > 0
-                        && p.arch.num_heads > 0
-                        && p.arch.implausible().is_none()
+                    let sized = match p.arch.family {
+                        Family::Resnet => !p.arch.depths.is_empty(),
+                        Family::Opaque => p.arch.params > 0,
+                        _ => {
+                            p.arch.hidden_size > 0 && p.arch.num_layers > 0 && p.arch.num_heads > 0
+                        }
+                    };
+                    sized && p.arch.implausible().is_none()
                 })
         }
         Family::Vit => arch.hidden_size > 0 && arch.num_layers > 0 && arch.num_heads > 0,
@@ -341,6 +350,12 @@ pub fn plan_for(i: &Inputs) -> Result<Planned, Gap> {
     let described;
     let inline = s.str(model_key).is_none() && s.architecture.is_some();
     let (name, arch) = match (s.str(model_key), &s.architecture) {
+        // The named model as the file configures it.
+        (Some((name, _)), Some(inline)) if inline.configures_named => {
+            used.push(("model", model_key));
+            let arch = inline_architecture(inline).ok_or(Gap::Missing("model"))?;
+            (name, arch)
+        }
         (Some((name, _)), _) => {
             used.push(("model", model_key));
             let Some(arch) = find_model(name, i.models, i.base_dir) else {
@@ -677,6 +692,14 @@ pub fn plan_for(i: &Inputs) -> Result<Planned, Gap> {
                 );
             }
             "none"
+        }
+        // The framework rematerialises every block, whatever a key says.
+        _ if arch.remat => {
+            assumed.push(format!(
+                "every block rematerialised: {} checkpoints its blocks whatever the config says",
+                s.dialect
+            ));
+            "full"
         }
         // Not in the file and no framework default: bounded by none and full.
         None => {
@@ -1084,6 +1107,7 @@ pub fn plan_for(i: &Inputs) -> Result<Planned, Gap> {
     };
     let plan = Plan {
         model: name.to_string(),
+        xla_buffers: false,
         arch,
         batch: batch.max(1) as u64,
         seq_len,
@@ -1224,6 +1248,9 @@ pub fn plan_for(i: &Inputs) -> Result<Planned, Gap> {
         scorer_params,
         scorer_bytes,
         reward_forward,
+        // JAX runs: the dialects that read XLA_PYTHON_CLIENT_MEM_FRACTION (`mem_fraction` also
+        // carries the share TRL leaves beside vLLM, which is no JAX run).
+        xla_buffers: s.get(Concept::MemFraction).is_some(),
         ..plan
     };
     let flat_lower = fsdp1_flat_unknown.then(|| {
@@ -1260,20 +1287,38 @@ pub fn plan_for(i: &Inputs) -> Result<Planned, Gap> {
         .arch
         .parts
         .iter()
-        .filter_map(|p| {
-            let least = p.tokens_least?;
-            let most = p.tokens?;
-            (least < most).then(|| format!("{} ~{least}-{most}", p.name))
+        .flat_map(|p| {
+            let tokens = p
+                .tokens_least
+                .zip(p.tokens)
+                .filter(|(least, most)| least < most)
+                .map(|(least, most)| format!("{} ~{least}-{most} tokens", p.name));
+            let count = p
+                .count_least
+                .filter(|least| *least < p.count)
+                .map(|least| match least {
+                    0 => format!("{} at the high end only", p.name),
+                    _ => format!("{} x {least}-{}", p.name, p.count),
+                });
+            let image = p
+                .image_size_least
+                .zip(p.image_size)
+                .filter(|(least, most)| least < most)
+                .map(|(least, most)| format!("{} images {least}-{most} px", p.name));
+            count.into_iter().chain(image).chain(tokens)
         })
         .collect();
     if !varying.is_empty() {
-        bounded.push(Bound::new(
-            format!(
-                "tokens the random masks leave per sample, from a typical step's to the most a step keeps ({})",
-                varying.join(", ")
+        bounded.push(match &plan.arch.least_when {
+            Some(when) => Bound::new(format!("{when} ({})", varying.join(", ")), Decider::Data),
+            None => Bound::new(
+                format!(
+                    "tokens the random masks leave per sample, from a typical step's to the most a step keeps ({})",
+                    varying.join(", ")
+                ),
+                Decider::Steps,
             ),
-            Decider::Steps,
-        ));
+        });
     }
     let experts_lower = cpu_experts.then(|| {
         bounded.push(Bound::new(
@@ -1332,9 +1377,17 @@ pub fn plan_for(i: &Inputs) -> Result<Planned, Gap> {
     });
     // At the low end, the parts whose tokens vary see a typical step's.
     let lower = lower.map(|mut l| {
+        // A part only the high end has (a camera's own encoder past the least count).
+        l.arch.parts.retain(|p| p.count_least != Some(0));
         for p in &mut l.arch.parts {
             if let Some(t) = p.tokens_least {
                 p.tokens = Some(t);
+            }
+            if let Some(n) = p.count_least {
+                p.count = n;
+            }
+            if let Some(side) = p.image_size_least {
+                p.image_size = Some(side);
             }
         }
         l
@@ -2052,6 +2105,7 @@ mod tests {
             span: 0..0,
             flat: false,
             own_blocks: true,
+            configures_named: false,
         };
         let arch = inline_architecture(&inline).unwrap();
         assert_eq!((arch.num_layers, arch.hidden_size), (8, 512));

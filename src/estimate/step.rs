@@ -270,6 +270,9 @@ pub struct Plan {
     /// With `logprob_loss`: flash-attn's Triton cross-entropy reads the logits and writes their
     /// gradient into them (`inplace_backward`): the logits alone, in forward and backward.
     pub logits_in_place: bool,
+    /// The step is one XLA program (JAX, openpi): its need is its peak of live buffers, not
+    /// what PyTorch's caching allocator would reserve ([`crate::estimate::verdict::need_bytes`]).
+    pub xla_buffers: bool,
     /// A value head reads the last hidden states while the LM head's logits are computed and
     /// dropped (trl's AutoModelForCausalLMWithValueHead, LLaMA-Factory's reward model): the
     /// logits and their fp32 upcast pass through the end of forward, nothing of them is kept.
@@ -481,6 +484,7 @@ impl Plan {
             reference_forward: false,
             logprob_loss: false,
             logits_in_place: false,
+            xla_buffers: false,
             value_head: false,
             logits_tokens: None,
             logprob_tokens: None,
@@ -547,9 +551,22 @@ impl Plan {
                 if let Some(frames) = part.frames {
                     sub.arch.num_frames = frames;
                 }
+                // A part cast back to float32 after the model's 16-bit cast trains in fp32;
+                // under autocast or fp32 weights it is as the rest.
+                if part.keeps_fp32
+                    && matches!(self.precision, Precision::Bf16True | Precision::Fp16True)
+                {
+                    sub.precision = Precision::Fp32;
+                }
                 // LoRA adapts the parts that train (openpi's gemma_2b_lora / gemma_300m_lora).
                 if part.frozen {
                     sub.lora = None;
+                }
+                if let Some(rank) = part.lora_rank {
+                    sub.lora = Some((rank, vec!["all-linear".to_string()]));
+                    if sub.precision == Precision::Bf16Mixed {
+                        sub.precision = Precision::Bf16True;
+                    }
                 }
                 (sub, part.frozen)
             })

@@ -64,6 +64,7 @@ fn launchers() -> &'static [Known] {
                     architecture: None,
                     version: None,
                     jepa: None,
+                    policy: None,
                     link: Vec::new(),
                     hydra: false,
                     recipe: Vec::new(),

@@ -265,12 +265,19 @@ pub(crate) fn check(ctx: &Context) -> Vec<Violation> {
                     Some(by) => {
                         format!("shard the model states over more GPUs, which {by} does not do")
                     }
-                    None => "shard the model states (ZeRO-3/FSDP) over more GPUs".to_string(),
+                    None => match key_of(ctx, crate::dialect::Concept::Fsdp) {
+                        Some(key) => format!("shard the model states over more GPUs (`{key}`)"),
+                        None => "shard the model states (ZeRO-3/FSDP) over more GPUs".to_string(),
+                    },
                 };
                 ways.push(&shard);
             }
+            let checkpoint = match key_of(ctx, crate::dialect::Concept::ActivationCheckpointing) {
+                Some(key) => format!("turn on activation checkpointing (`{key}`)"),
+                None => "turn on activation checkpointing".to_string(),
+            };
             if plan.checkpointing == Checkpointing::None && can_checkpoint {
-                ways.push("turn on activation checkpointing");
+                ways.push(&checkpoint);
             }
             ways.push("use a GPU with more memory");
             message.push_str(&format!(

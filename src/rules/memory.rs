@@ -335,6 +335,7 @@ mod tests {
             reward_forward: None,
             reward_engine: None,
             checkpointed: false,
+            xla_buffers: false,
         }
     }
 

@@ -163,6 +163,8 @@ pub(crate) fn deciders(ctx: &Context, m: &crate::estimate::plan::MemoryContext) 
                 Some(key) => (Some(key.clone()), Some(format!("set {key}"))),
                 None => (None, None),
             },
+            // The data the file does not describe: listing it decides.
+            Decider::Data => (None, Some("list them in the file".to_string())),
             Decider::Unmodelled | Decider::Script | Decider::Steps | Decider::Paging => {
                 (None, None)
             }

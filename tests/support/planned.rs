@@ -27,8 +27,11 @@ pub fn plan_at(path: &Path, data_parallel: Option<i64>) -> Result<Planned, Gap> 
     let format = Format::from_path(path).unwrap();
     let text = std::fs::read_to_string(path).unwrap();
     let doc = hwlint::syntax::parse(&text, format).unwrap();
-    let node = doc.roots.first().expect("one document");
-    let (dialect, node) = hwlint::dialect::detect(&settings.dialects, node, format, path)
+    // The first root a dialect reads: the document, or in code the first config call.
+    let (dialect, node) = doc
+        .roots
+        .iter()
+        .find_map(|node| hwlint::dialect::detect(&settings.dialects, node, format, path))
         .unwrap_or_else(|| panic!("{shown}: no dialect detected"));
     let setup = hwlint::dialect::resolve(dialect, &node);
     assert!(

@@ -1,0 +1,264 @@
+//! A LeRobot policy is sized from the policy config the user commits (#26 item 1): which
+//! parts train follows its freeze flags, its cameras and their images come from
+//! `input_features` (or the resize the policy applies), and its chunk and prompt set the
+//! tokens. Each fixture in fixtures/policies/ cites the LeRobot source its reading follows.
+
+#[path = "support/planned.rs"]
+mod support;
+
+use hwlint::estimate::memory::{estimate, Precision};
+use hwlint::estimate::plan::Planned;
+use hwlint::estimate::step::Plan;
+use support::gib;
+
+const DIR: &str = "fixtures/policies";
+/// openpi's `TrainConfig`s, under DIR.
+const OPENPI: &str = "openpi";
+
+fn openpi(file: &str, gpus: i64) -> Planned {
+    let path = support::fixture(DIR, &format!("{OPENPI}/{file}"));
+    let text = std::fs::read_to_string(&path).unwrap();
+    assert!(text.starts_with('#') && text.contains(".py:"), "{file}");
+    support::plan_at(&path, Some(gpus)).unwrap()
+}
+
+fn planned(rel: &str) -> Planned {
+    support::planned(DIR, rel)
+}
+
+/// Each part's name, whether it is frozen, how many inputs per sample it sees and its tokens.
+fn parts(p: &Plan) -> Vec<(String, bool, u64, Option<u64>)> {
+    p.arch
+        .parts
+        .iter()
+        .map(|x| (x.name.clone(), x.frozen, x.count, x.tokens))
+        .collect()
+}
+
+fn trainable(p: &Plan) -> u64 {
+    estimate(p).trainable_params
+}
+
+#[test]
+fn every_fixture_is_read_by_a_test() {
+    support::every_fixture_named_in(DIR, include_str!("policy_readings.rs"));
+}
+
+#[test]
+fn pi0_trains_everything_unless_its_flags_freeze_a_part() {
+    // LeRobot's defaults (configuration_pi0.py:86-87): nothing frozen. Three 224x224 cameras
+    // of 256 tokens each and the 48-token prompt; the expert reads the state and the chunk.
+    let all = planned("pi0-defaults.yaml").plan;
+    assert_eq!(
+        parts(&all),
+        [
+            ("vision".into(), false, 3, None),
+            ("vlm".into(), false, 1, Some(3 * 256 + 48)),
+            ("action_expert".into(), false, 1, Some(51)),
+        ]
+    );
+    assert_eq!(all.precision, Precision::Fp32);
+    // float32 with every part trained: more than an H100 holds at batch 8 (the catalog's
+    // frozen-SigLIP pi0 was 77.5 GiB, a headroom warning).
+    let need = gib(&all);
+    assert!((85.0..100.0).contains(&need), "{need:.1} GiB");
+
+    let vision_frozen = planned("pi0-frozen-vision.yaml").plan;
+    let expert_only = planned("pi0-expert-only.yaml").plan;
+    let frozen = |p: &Plan| -> Vec<bool> { parts(p).iter().map(|x| x.1).collect() };
+    assert_eq!(frozen(&vision_frozen), [true, false, false]);
+    assert_eq!(frozen(&expert_only), [true, true, false]);
+    // What trains: all 3.23B, all but SigLIP's 0.41B, the 0.3B expert.
+    let (a, v, e) = (
+        trainable(&all),
+        trainable(&vision_frozen),
+        trainable(&expert_only),
+    );
+    assert!(
+        a > 3_200_000_000 && a - v > 400_000_000 && e < 320_000_000,
+        "{a} {v} {e}"
+    );
+    // Expert-only training in bf16 needs about a tenth of the default run (~10 GiB).
+    let expert = gib(&expert_only);
+    assert!((8.0..11.0).contains(&expert), "{expert:.1} GiB");
+}
+
+#[test]
+fn pi0_in_bfloat16_keeps_siglip_in_float32() {
+    // `dtype: bfloat16` casts PaliGemma and the expert, then puts the vision tower back to
+    // float32 (modeling_pi0.py:247-268): its weights, gradients and AdamW states stay 4 bytes.
+    let got = planned("pi0-bf16-checkpointing.yaml");
+    let p = &got.plan;
+    assert_eq!(p.precision, Precision::Bf16True);
+    let sub = p.part_plans();
+    assert_eq!(sub[0].0.precision, Precision::Fp32, "SigLIP");
+    assert_eq!(sub[1].0.precision, Precision::Bf16True, "Gemma 2B");
+    let e = estimate(p);
+    let siglip = hwlint::estimate::params::count(&p.arch.parts[0].arch).total as f64;
+    let rest = trainable(p) as f64 - siglip;
+    assert!(
+        (e.weights_bytes - (4.0 * siglip + 2.0 * rest)).abs() < 1e6,
+        "weights {} for {siglip} fp32 + {rest} bf16 parameters",
+        e.weights_bytes
+    );
+    // The docs' command at batch 8: ~32-35 GiB by hand (29.1 GB of states and foreach
+    // AdamW's temporaries at the optimizer step).
+    let need = gib(p);
+    assert!((32.0..36.0).contains(&need), "{need:.1} GiB");
+}
+
+#[test]
+fn cameras_the_file_does_not_list_are_bounded() {
+    // No input_features: LeRobot fills them from the dataset, so the cameras are 1 to 4, and
+    // the prompt of pi0.5 is 200 tokens with no state token in the expert's sequence.
+    let got = planned("pi05-no-features.yaml");
+    assert_eq!(
+        parts(&got.plan),
+        [
+            ("vision".into(), false, 4, None),
+            ("vlm".into(), false, 1, Some(4 * 256 + 200)),
+            ("action_expert".into(), false, 1, Some(50)),
+            // The expert's adaRMS projections (modeling_pi05.py:336-337).
+            ("adarms".into(), false, 1, None),
+        ]
+    );
+    let lower = got.lower.as_ref().expect("the cameras are bounded");
+    assert_eq!(lower.arch.parts[0].count, 1);
+    assert_eq!(lower.arch.parts[1].tokens, Some(256 + 200));
+    assert!(got
+        .bounded
+        .iter()
+        .any(|b| b.what.contains("the dataset's cameras, 1 to 4")
+            && b.what.contains("`policy.input_features`")));
+}
+
+#[test]
+fn smolvla_freezes_its_vlm_unless_told_not_to() {
+    // Both flags default to true (configuration_smolvla.py:69-70); two cameras resized to
+    // 512x512 make 64 tokens each after the 4x4 pixel shuffle; prompt 48 and the state token.
+    let frozen = planned("smolvla-defaults.yaml").plan;
+    assert_eq!(
+        parts(&frozen),
+        [
+            ("vision".into(), true, 2, None),
+            ("vlm".into(), true, 1, Some(2 * 64 + 48 + 1)),
+            ("action_expert".into(), false, 1, Some(50)),
+        ]
+    );
+    let all = planned("smolvla-train-all.yaml").plan;
+    assert!(parts(&all).iter().all(|x| !x.1));
+    let (f, a) = (gib(&frozen), gib(&all));
+    assert!(f < 4.0 && a > 3.0 * f, "{f:.1} vs {a:.1} GiB");
+}
+
+#[test]
+fn act_reads_its_cameras_and_dimensions() {
+    // Four 480x640 cameras: the ResNet runs over 4 images a sample, and each 15x20 feature map
+    // is 300 encoder tokens beside the latent and the state (modeling_act.py:472-492).
+    let four = planned("act-aloha-4cam.yaml").plan;
+    assert_eq!(
+        parts(&four),
+        [
+            ("backbone".into(), false, 4, None),
+            ("encoder".into(), false, 1, Some(4 * 300 + 2)),
+            ("decoder".into(), false, 1, Some(100)),
+            ("vae_encoder".into(), false, 1, Some(102)),
+        ]
+    );
+    assert!(four.arch.parts[0].arch.frozen_batch_norm);
+    assert!(four.arch.parts[1].arch.mha_weights);
+    // The Hydra era's `input_shapes` reads the same.
+    let hydra = planned("act-hydra-aloha.yaml").plan;
+    assert_eq!(parts(&hydra), parts(&four));
+    // ~8 GiB by hand: the encoder's kept attention probabilities alone are 4 layers x 8
+    // heads x 1202^2 x 9 bytes x 8 samples = 3.3 GB.
+    let need = gib(&four);
+    assert!((7.0..10.0).contains(&need), "{need:.1} GiB");
+    // The config's own dimensions: 256 wide, 2 encoder layers, one camera.
+    let small = planned("act-aloha-1cam.yaml").plan;
+    let enc = &small.arch.parts[1].arch;
+    assert_eq!((enc.hidden_size, enc.num_layers), (256, 2));
+    assert_eq!(small.arch.parts[0].count, 1);
+    assert!(gib(&small) < need / 4.0);
+}
+
+#[test]
+fn diffusion_runs_one_resnet_per_camera_over_its_observation_steps() {
+    // `use_separate_rgb_encoder_per_camera` (configuration_diffusion.py:130): two ResNet-18s,
+    // each over 2 observation steps of 240x320 images (`resize_shape`).
+    let p = planned("diffusion-2cam.yaml").plan;
+    let got: Vec<(String, u64, u64)> = p
+        .arch
+        .parts
+        .iter()
+        .map(|x| (x.name.clone(), x.count, x.image_size.unwrap_or(0)))
+        .collect();
+    let side = ((240.0f64 * 320.0).sqrt()).round() as u64;
+    assert_eq!(
+        got,
+        [
+            ("backbone 1".into(), 2, side),
+            ("backbone 2".into(), 2, side),
+            ("unet".into(), 1, 0),
+        ]
+    );
+}
+
+#[test]
+fn openpi_lora_adapts_the_gemmas_and_trains_siglip_whole() {
+    // `gemma_2b_lora` / `gemma_300m_lora` (models/gemma.py:88-108): ranks 16 and 32; the freeze
+    // filter leaves SigLIP trainable; every block rematerialised; EMA off (`ema_decay=None`).
+    let got = openpi("pi0-lora.py", 1);
+    let p = &got.plan;
+    let lora: Vec<(String, Option<u64>)> = p
+        .arch
+        .parts
+        .iter()
+        .map(|x| (x.name.clone(), x.lora_rank))
+        .collect();
+    assert_eq!(
+        lora,
+        [
+            ("vision".into(), None),
+            ("vlm".into(), Some(16)),
+            ("action_expert".into(), Some(32)),
+        ]
+    );
+    assert!(p.arch.remat && !p.arch.ema_copy);
+    assert_eq!(
+        p.checkpointing,
+        hwlint::estimate::memory::Checkpointing::Full
+    );
+    assert!(got.assumed.iter().any(|a| a.contains("rematerialised")));
+    // The frozen Gemma bases are bfloat16 (scripts/train.py:102-104) and SigLIP's 0.41B
+    // parameters train in fp32 with the adapters: ~0.45B trainable.
+    let sub = p.part_plans();
+    assert_eq!(sub[1].0.precision, Precision::Bf16True);
+    assert_eq!(sub[0].0.precision, Precision::Bf16Mixed);
+    let t = trainable(p);
+    assert!((440_000_000..470_000_000).contains(&t), "{t}");
+}
+
+#[test]
+fn openpi_pi05_keeps_an_ema_copy_and_its_adarms_projections() {
+    // pi05_libero: global batch 256 over one GPU here, a 200-token prompt, horizon 10 and no
+    // state token; `ema_decay=0.999` keeps a copy of every parameter.
+    let got = openpi("pi05-full.py", 8);
+    let p = &got.plan;
+    assert_eq!(p.batch, 32);
+    let tokens: Vec<Option<u64>> = p.arch.parts.iter().map(|x| x.tokens).collect();
+    assert_eq!(tokens, [None, Some(3 * 256 + 200), Some(10), None]);
+    assert!(p.arch.ema_copy);
+    let e = estimate(p);
+    let params = e.trainable_params as f64;
+    // 3.35B fp32 weights and their EMA copy.
+    assert!(
+        (e.weights_bytes - 2.0 * 4.0 * params).abs() < 1e6,
+        "{} for {params}",
+        e.weights_bytes
+    );
+    assert!(
+        (3_340_000_000.0..3_360_000_000.0).contains(&params),
+        "{params}"
+    );
+}
