@@ -92,26 +92,23 @@ const SMALL_VLA: Range = (10.0, 16.0);
 /// "Large VLA | pi0, pi0_fast, pi05, xvla, wall_x | ~24–40GB | A100 40 GB+ (24 GB tight at BS 1)".
 const LARGE_VLA: Range = (24.0, 40.0);
 
-/// hwlint's estimate of a guide fixture on `gpu`: whether it fits, and its peak allocated GB.
-fn lerobot(fixture: &str, gpu: &str) -> (bool, f64) {
-    let path = format!("{LEROBOT}/{fixture}");
-    let j = support::hwlint_json(&[
-        "estimate",
-        &path,
-        "--target",
-        gpu,
-        "--output-format",
-        "json",
-    ]);
+/// hwlint's estimate of the config at `path` on `gpu`, which must be one figure, not a range:
+/// whether it fits, and its peak allocated GB.
+fn estimated(path: &str, gpu: &str) -> (bool, f64) {
+    let j = support::hwlint_json(&["estimate", path, "--target", gpu, "--output-format", "json"]);
     assert!(
         j["bounded"].as_array().is_some_and(Vec::is_empty),
-        "{fixture}: the estimate is one figure, not a range: {}",
+        "{path}: the estimate is one figure, not a range: {}",
         j["bounded"]
     );
     (
         j["fits"].as_bool().unwrap(),
         j["peak_allocated_bytes"].as_f64().unwrap() / 1e9,
     )
+}
+
+fn lerobot(fixture: &str, gpu: &str) -> (bool, f64) {
+    estimated(&format!("{LEROBOT}/{fixture}"), gpu)
 }
 
 /// hwlint's verdict on every GPU a row names.
@@ -344,19 +341,7 @@ fn openpi_readme_requirements() {
 const VJEPA_AC: &str = "fixtures/vjepa-ac";
 
 fn vjepa_ac(fixture: &str, gpu: &str) -> (bool, f64) {
-    let path = format!("{VJEPA_AC}/{fixture}");
-    let j = support::hwlint_json(&[
-        "estimate",
-        &path,
-        "--target",
-        gpu,
-        "--output-format",
-        "json",
-    ]);
-    (
-        j["fits"].as_bool().unwrap(),
-        j["peak_allocated_bytes"].as_f64().unwrap() / 1e9,
-    )
+    estimated(&format!("{VJEPA_AC}/{fixture}"), gpu)
 }
 
 #[test]

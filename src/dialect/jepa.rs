@@ -58,6 +58,31 @@ pub struct JepaSpec {
     pub ac: Option<super::jepa_ac::AcSpec>,
 }
 
+impl JepaSpec {
+    /// The catalog model `encoder` names, and its architecture.
+    pub fn encoder_model(
+        &self,
+        loader: Loader,
+        root: &Node,
+    ) -> Result<(&str, &'static crate::estimate::models::Architecture), String> {
+        let name = match lookup_value(loader, root, &self.encoder) {
+            Some(Value::Str(s)) => s,
+            _ => return Err(format!("`{}` is not set", self.encoder)),
+        };
+        let Some(encoder) = self.encoders.get(&name) else {
+            let known: Vec<&str> = self.encoders.keys().map(String::as_str).collect();
+            return Err(format!(
+                "`{}` is `{name}`, and hwlint sizes only {}",
+                self.encoder,
+                known.join(", ")
+            ));
+        };
+        let enc = crate::estimate::models::lookup(encoder)
+            .ok_or_else(|| format!("the catalog has no `{encoder}`"))?;
+        Ok((encoder, enc))
+    }
+}
+
 /// One mask generator of the list: blocks of a sampled size placed at random, the context
 /// being what no block covers.
 #[derive(Debug, Clone, PartialEq)]
@@ -280,21 +305,7 @@ pub fn architecture(dialect: &Dialect, root: &Node) -> Result<Option<InlineModel
             .map(|n| n as u64)
             .ok_or_else(|| format!("`{key}` is not set to a whole number"))
     };
-    let name = match lookup_value(loader, root, &spec.encoder) {
-        Some(Value::Str(s)) => s,
-        _ => return Err(format!("`{}` is not set", spec.encoder)),
-    };
-    let Some(encoder) = spec.encoders.get(&name) else {
-        let known: Vec<&str> = spec.encoders.keys().map(String::as_str).collect();
-        return Err(format!(
-            "`{}` is `{name}`, and hwlint sizes only {}",
-            spec.encoder,
-            known.join(", ")
-        ));
-    };
-    let Some(enc) = crate::estimate::models::lookup(encoder) else {
-        return Err(format!("the catalog has no `{encoder}`"));
-    };
+    let (encoder, enc) = spec.encoder_model(loader, root)?;
     let depth = int(&spec.predictor_depth)?;
     let width = int(&spec.predictor_width)?;
     let heads = match root.get_dotted(&spec.predictor_heads) {

@@ -81,20 +81,7 @@ pub fn architecture(
             Some(n) => Ok(n),
         }
     };
-    let name = match lookup_value(loader, root, &spec.encoder) {
-        Some(Value::Str(s)) => s,
-        _ => return Err(format!("`{}` is not set", spec.encoder)),
-    };
-    let Some(encoder) = spec.encoders.get(&name) else {
-        let known: Vec<&str> = spec.encoders.keys().map(String::as_str).collect();
-        return Err(format!(
-            "`{}` is `{name}`, and hwlint sizes only {}",
-            spec.encoder,
-            known.join(", ")
-        ));
-    };
-    let enc = crate::estimate::models::lookup(encoder)
-        .ok_or_else(|| format!("the catalog has no `{encoder}`"))?;
+    let (encoder, enc) = spec.encoder_model(loader, root)?;
     let depth = required(&spec.predictor_depth)?;
     let width = required(&spec.predictor_width)?;
     let heads = int(&spec.predictor_heads)?.unwrap_or(enc.num_heads);
