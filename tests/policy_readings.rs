@@ -262,3 +262,40 @@ fn openpi_pi05_keeps_an_ema_copy_and_its_adarms_projections() {
         "{params}"
     );
 }
+
+#[test]
+fn a_policy_its_keys_cannot_size_is_refused_by_name() {
+    // Never the catalog's other configuration of the policy: HW901 names the key and why.
+    let dir = tempfile::tempdir().unwrap();
+    for (body, why) in [
+        (
+            "  vision_backbone: resnet101\n",
+            "`policy.vision_backbone` is `resnet101`, and hwlint sizes only resnet18, resnet34, resnet50",
+        ),
+        (
+            "  n_encoder_layers: 1000000\n",
+            "the encoder's num_layers is 1000000",
+        ),
+        (
+            "  input_features:\n    observation.images.top: {type: VISUAL, shape: [480, 640]}\n",
+            "`policy.input_features.observation.images.top` has no [channels, height, width] shape",
+        ),
+    ] {
+        let path = dir.path().join("act.yaml");
+        std::fs::write(
+            &path,
+            format!("dataset: {{repo_id: x}}\nbatch_size: 8\npolicy:\n  type: act\n{body}"),
+        )
+        .unwrap();
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_hwlint"))
+            .args(["check", "--output-format", "concise"])
+            .arg(&path)
+            .output()
+            .unwrap();
+        let text = String::from_utf8_lossy(&out.stdout);
+        assert!(
+            text.contains("HW901") && text.contains("the model was not read") && text.contains(why),
+            "{body}: {text}"
+        );
+    }
+}

@@ -376,7 +376,7 @@ pub fn architecture(dialect: &Dialect, root: &Node) -> Result<Option<InlineModel
         root.get_dotted(at)
             .map_or(root.span.clone(), |n| n.span.clone())
     };
-    Ok(Some(InlineModel {
+    let model = InlineModel {
         table,
         key: if at.is_empty() {
             type_key.to_string()
@@ -387,7 +387,27 @@ pub fn architecture(dialect: &Dialect, root: &Node) -> Result<Option<InlineModel
         flat: at.is_empty(),
         own_blocks: false,
         configures_named: true,
-    }))
+    };
+    // Dimensions past the estimator's bounds (a typo's million layers) are refused here, by
+    // the part that has them, rather than read as an unknown model.
+    if crate::estimate::plan::inline_architecture(&model).is_none() {
+        let parts = model.table.get("parts").and_then(|p| p.as_array());
+        let why = parts
+            .into_iter()
+            .flatten()
+            .find_map(|p| {
+                let name = p.get("name")?.as_str()?;
+                let dims: crate::estimate::models::Architecture =
+                    p.get("dims")?.clone().try_into().ok()?;
+                let (field, n) = dims.implausible()?;
+                Some(format!("the {name}'s {field} is {n}"))
+            })
+            .unwrap_or_else(|| "a count the keys give".to_string());
+        return Err(format!(
+            "the step the policy's keys describe is past what hwlint sizes ({why})"
+        ));
+    }
+    Ok(Some(model))
 }
 
 /// The cameras the features list: images are `VISUAL` features (typed) or features whose
