@@ -41,7 +41,9 @@ fn trainable(p: &Plan) -> u64 {
 
 #[test]
 fn every_fixture_is_read_by_a_test() {
-    support::every_fixture_named_in(DIR, include_str!("policy_readings.rs"));
+    let source = include_str!("policy_readings.rs");
+    support::every_fixture_named_in(DIR, source);
+    support::every_fixture_named_in(&format!("{DIR}/{OPENPI}"), source);
 }
 
 #[test]

@@ -455,24 +455,7 @@ fn step_table(
         predictor_least,
         masks,
     } = tokens;
-    let int = |n: u64| toml::Value::Integer(n.min(i64::MAX as u64) as i64);
-    let mut predictor = toml::Table::new();
-    predictor.insert("family".into(), "vit".into());
-    predictor.insert("hidden_size".into(), int(width));
-    predictor.insert("num_layers".into(), int(depth));
-    predictor.insert("num_heads".into(), int(heads));
-    predictor.insert(
-        "intermediate_size".into(),
-        int((width as f64 * mlp_ratio) as u64),
-    );
-    let part = |entries: Vec<(&str, toml::Value)>| {
-        toml::Value::Table(
-            entries
-                .into_iter()
-                .map(|(k, v)| (k.to_string(), v))
-                .collect(),
-        )
-    };
+    use super::described::{composite, int, part, vit_dims};
     let parts = vec![
         part(vec![
             ("name", "context encoder".into()),
@@ -497,25 +480,18 @@ fn step_table(
         part(vec![
             ("name", "predictor".into()),
             ("model", "predictor".into()),
-            ("dims", toml::Value::Table(predictor)),
+            ("dims", vit_dims(depth, width, heads, mlp_ratio)),
             ("count", int(masks)),
             ("tokens", int(clip)),
             ("tokens_least", int(predictor_least.min(clip))),
             ("image_size", int(0)),
         ]),
     ];
-    let mut table = toml::Table::new();
-    table.insert("family".into(), "composite".into());
-    table.insert("parts".into(), toml::Value::Array(parts));
-    table.insert(
-        "source".into(),
-        format!(
-            "V-JEPA's step: {encoder} over the ~{context_least}-{context} tokens its {masks} masks leave as context (a typical step to the most), its EMA copy over the clip's {counted}, and a {depth}-block, {width}-wide predictor over {masks} x ~{}-{clip} tokens",
-            predictor_least.min(clip)
-        )
-        .into(),
+    let source = format!(
+        "V-JEPA's step: {encoder} over the ~{context_least}-{context} tokens its {masks} masks leave as context (a typical step to the most), its EMA copy over the clip's {counted}, and a {depth}-block, {width}-wide predictor over {masks} x ~{}-{clip} tokens",
+        predictor_least.min(clip)
     );
-    table
+    composite(parts, source, None)
 }
 
 #[cfg(test)]

@@ -159,24 +159,7 @@ fn step_table(
     (crop, frames, tubelet, patches): (u64, u64, u64, u64),
     (forced, rollout, auto_steps): (u64, u64, u64),
 ) -> toml::Table {
-    let int = |n: u64| toml::Value::Integer(n.min(i64::MAX as u64) as i64);
-    let part = |entries: Vec<(&str, toml::Value)>| {
-        toml::Value::Table(
-            entries
-                .into_iter()
-                .map(|(k, v)| (k.to_string(), v))
-                .collect(),
-        )
-    };
-    let mut predictor = toml::Table::new();
-    predictor.insert("family".into(), "vit".into());
-    predictor.insert("hidden_size".into(), int(width));
-    predictor.insert("num_layers".into(), int(depth));
-    predictor.insert("num_heads".into(), int(heads));
-    predictor.insert(
-        "intermediate_size".into(),
-        int((width as f64 * mlp_ratio) as u64),
-    );
+    use super::described::{composite, int, part, vit_dims};
     let parts = vec![
         // Every frame repeated into one tubelet: `frames` clips of `patches` tokens a sample.
         part(vec![
@@ -198,23 +181,16 @@ fn step_table(
         part(vec![
             ("name", "predictor".into()),
             ("model", "predictor".into()),
-            ("dims", toml::Value::Table(predictor)),
+            ("dims", vit_dims(depth, width, heads, mlp_ratio)),
             ("tokens", int(forced + rollout)),
             ("image_size", int(0)),
         ]),
     ];
-    let mut table = toml::Table::new();
-    table.insert("family".into(), "composite".into());
-    table.insert("parts".into(), toml::Value::Array(parts));
-    table.insert(
-        "source".into(),
-        format!(
-            "V-JEPA 2-AC's step: {encoder} frozen over {frames} frames of {patches} tokens, its unused context copy, and a {depth}-block, {width}-wide predictor over {forced} teacher-forced tokens and {rollout} more in {} rollout pass(es) (`auto_steps` {auto_steps})",
-            auto_steps - 1
-        )
-        .into(),
+    let source = format!(
+        "V-JEPA 2-AC's step: {encoder} frozen over {frames} frames of {patches} tokens, its unused context copy, and a {depth}-block, {width}-wide predictor over {forced} teacher-forced tokens and {rollout} more in {} rollout pass(es) (`auto_steps` {auto_steps})",
+        auto_steps - 1
     );
-    table
+    composite(parts, source, None)
 }
 
 #[cfg(test)]

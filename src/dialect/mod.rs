@@ -1,6 +1,7 @@
 //! Dialects: recognise which framework wrote a config and map its keys onto one
 //! [`TrainingSetup`]. The per-framework knowledge is data in `rules/dialects/*.toml`.
 
+mod described;
 mod jepa;
 mod jepa_ac;
 mod mount;

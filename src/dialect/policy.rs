@@ -17,6 +17,7 @@ use std::collections::BTreeMap;
 
 use serde::Deserialize;
 
+use super::described::{composite, int, part};
 use super::resolve::lookup_value;
 use super::setup::InlineModel;
 use super::spec::Dialect;
@@ -471,34 +472,18 @@ fn cameras(r: &Reader, spec: &PolicySpec) -> Result<Cameras, String> {
     Ok(Cameras::Listed(out))
 }
 
-fn int(n: u64) -> toml::Value {
-    toml::Value::Integer(n.min(i64::MAX as u64) as i64)
-}
-
-fn part(entries: Vec<(&str, toml::Value)>) -> toml::Value {
-    toml::Value::Table(
-        entries
-            .into_iter()
-            .map(|(k, v)| (k.to_string(), v))
-            .collect(),
-    )
-}
-
-fn composite(parts: Vec<toml::Value>, source: String, least_when: Option<String>) -> toml::Table {
-    let mut table = toml::Table::new();
-    table.insert("family".into(), "composite".into());
-    table.insert("parts".into(), toml::Value::Array(parts));
-    table.insert("source".into(), source.into());
-    if let Some(w) = least_when {
-        table.insert("least_when".into(), w.into());
-    }
-    table
-}
-
-/// What bounds the camera count when the file lists none.
-fn unread_cameras(r: &Reader, spec: &PolicySpec, (least, most): (u64, u64)) -> String {
+/// What bounds the cameras when the file lists none: their count, and for a policy that reads
+/// images at the dataset's resolution, their size.
+fn unread_cameras(r: &Reader, spec: &PolicySpec, sized: bool) -> String {
+    let (least, most) = spec.cameras_unread;
+    let sizes = if sized {
+        let ((lh, lw), (mh, mw)) = spec.image_unread;
+        format!(" of {lh}x{lw} to {mh}x{mw}")
+    } else {
+        String::new()
+    };
     format!(
-        "the dataset's cameras, {least} to {most}: the file lists no image features under `{}`, which LeRobot fills from the dataset's metadata at start-up",
+        "the dataset's cameras, {least} to {most}{sizes}: the file lists no image features under `{}`, which LeRobot fills from the dataset's metadata at start-up",
         r.full(&spec.features)
     )
 }
@@ -655,7 +640,7 @@ fn vla(r: &Reader, spec: &PolicySpec, v: &VlaSpec, cams: &Cameras) -> Result<tom
             format!("; frozen: {}", frozen_text.join(", "))
         },
     );
-    let least_when = (least < most).then(|| unread_cameras(r, spec, spec.cameras_unread));
+    let least_when = (least < most).then(|| unread_cameras(r, spec, false));
     let mut table = composite(parts, source, least_when);
     if v.remat {
         table.insert("remat".into(), true.into());
@@ -791,15 +776,7 @@ impl Images {
 
     /// What bounds them, for the estimate's range.
     fn least_when(&self, r: &Reader, spec: &PolicySpec) -> Option<String> {
-        self.unread.then(|| {
-            let ((lh, lw), (mh, mw)) = spec.image_unread;
-            format!(
-                "the dataset's cameras, {} to {} of {lh}x{lw} to {mh}x{mw}: the file lists no image features under `{}`, which LeRobot fills from the dataset's metadata at start-up",
-                spec.cameras_unread.0,
-                spec.cameras_unread.1,
-                r.full(&spec.features)
-            )
-        })
+        self.unread.then(|| unread_cameras(r, spec, true))
     }
 }
 
