@@ -2,6 +2,7 @@
 //! [`TrainingSetup`]. The per-framework knowledge is data in `rules/dialects/*.toml`.
 
 mod described;
+mod detector;
 mod jepa;
 mod jepa_ac;
 mod mount;

@@ -282,7 +282,7 @@ impl Reader<'_> {
 }
 
 /// A plain value or list of plain values as TOML; null as none.
-fn to_toml(loader: Loader, node: &Node) -> Option<toml::Value> {
+pub(super) fn to_toml(loader: Loader, node: &Node) -> Option<toml::Value> {
     match &node.kind {
         NodeKind::Seq(items) => Some(toml::Value::Array(
             items

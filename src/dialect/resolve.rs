@@ -26,10 +26,14 @@ pub fn resolve(dialect: &Dialect, root: &Node) -> TrainingSetup {
     let mut policy_unread = None;
     let described = match architecture(dialect, root) {
         Ok(None) => match super::jepa::architecture(dialect, root) {
-            Ok(None) => super::policy::architecture(dialect, root).or_else(|why| {
-                policy_unread = Some(why);
-                Ok(None)
-            }),
+            Ok(None) => match super::policy::architecture(dialect, root) {
+                Ok(None) => super::detector::architecture(dialect, root),
+                Ok(found) => Ok(found),
+                Err(why) => {
+                    policy_unread = Some(why);
+                    Ok(None)
+                }
+            },
             other => other,
         },
         other => other,

@@ -35,6 +35,9 @@ pub enum Concept {
     PinMemory,
     PersistentWorkers,
     PrefetchFactor,
+    /// The base (peak) learning rate (detectron2's `SOLVER.BASE_LR`): read where a fix that
+    /// changes the batch scales it.
+    LearningRate,
     /// Optimizer steps of the whole run.
     TotalSteps,
     Epochs,
@@ -307,8 +310,8 @@ impl Concept {
             | RolloutBatch
             | RewardMicroBatch
             | RewardSeqLen => ValueType::Int,
-            Epochs | WarmupSteps | WarmupRatio | RamPerProcessGb | MemFraction | ColocatedShare
-            | RewardEngineShare | LoraDropout => ValueType::Float,
+            Epochs | LearningRate | WarmupSteps | WarmupRatio | RamPerProcessGb | MemFraction
+            | ColocatedShare | RewardEngineShare | LoraDropout => ValueType::Float,
             PinMemory
             | PersistentWorkers
             | LoadIn4bit

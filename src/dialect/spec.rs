@@ -64,6 +64,9 @@ pub struct Dialect {
     /// A robot policy's step (`[policy]`): its parts, cameras and freeze flags read from the
     /// policy config (src/dialect/policy.rs).
     pub policy: Option<super::policy::PolicySpec>,
+    /// A detector's step (`[detector]`): backbone, pyramid, heads and input read from the
+    /// config (src/dialect/detector.rs).
+    pub detector: Option<super::detector::DetectorSpec>,
     /// The key that names one setup among several in a file (openpi's `TrainConfig(name=...)`),
     /// quoted in messages so a finding says which setup it is about.
     pub setup_name: Option<String>,
@@ -533,6 +536,15 @@ pub struct Semantics {
     /// or FSDP, so a file without sharding runs unsharded on any number of GPUs.
     #[serde(default)]
     pub sharding_in_file_only: bool,
+    /// The framework's documented rule for the learning rate when the batch changes (the
+    /// linear scaling rule): a fix that lowers a global batch scales `learning_rate` by the
+    /// same ratio, and its message cites this.
+    pub lr_scales_with_batch: Option<String>,
+    /// The trainer wraps the model in plain `DistributedDataParallel` with its default
+    /// `gradient_as_bucket_view=False` on more than one GPU: its gradient buckets, the size
+    /// of the gradients, are kept beside them.
+    #[serde(default)]
+    pub ddp_gradient_buckets: bool,
     /// The preference, KTO and GRPO losses take a row-wise log-softmax of the logits in their
     /// own dtype and keep it for backward (TRL's `selective_log_softmax`).
     #[serde(default)]

@@ -287,6 +287,7 @@ fn layers_per_token(a: &Architecture, rg: Regime, t: &Trainable) -> f64 {
             }
         }
         Kind::Resnet
+        | Kind::Detector
         | Kind::Opaque
         | Kind::Composite
         | Kind::Moe
@@ -663,7 +664,7 @@ pub fn outside_per_sample(
             // The fp32 pixel batch, the patch conv's bf16 copy under autocast, final LayerNorm input.
             4.0 * pixels + if rg.autocast { 2.0 * pixels } else { 0.0 } + r * h * s
         }
-        Kind::Resnet | Kind::Opaque | Kind::Composite => 0.0,
+        Kind::Resnet | Kind::Detector | Kind::Opaque | Kind::Composite => 0.0,
         Kind::Flux => {
             // img_in keeps the packed latent, txt_in the T5 embeddings; the last layer keeps
             // its norm's input, the modulated copy and its linear's input, over image tokens.
@@ -706,44 +707,77 @@ pub fn outside_per_sample(
 
 /// Bytes a ResNet keeps per image.
 pub fn resnet_per_image(a: &Architecture, rg: Regime, image_size: u64) -> f64 {
-    let c = rg.compute;
     let img = if image_size > 0 {
         image_size
     } else {
         a.image_size
     } as f64;
-    let mut side = img / 2.0;
+    resnet_kept(a, rg, img, img).0
+}
+
+/// Bytes a ResNet keeps for one `h` x `w` image, and the bytes of the stage outputs it keeps
+/// not (each frozen stage's but the one a trained stage reads), which a detector's pyramid
+/// reads.
+///
+/// A frozen stage (`frozen_stages`) runs with no parameter or input that needs a gradient, so
+/// autograd records nothing in it; the first trained block keeps its input.
+pub fn resnet_kept(a: &Architecture, rg: Regime, h: f64, w: f64) -> (f64, f64) {
+    let c = rg.compute;
+    let frozen = a.frozen_stages as usize;
+    let (mut sh, mut sw) = (h / 2.0, w / 2.0);
     let stem = a.embedding_size as f64;
     // A BatchNorm keeps its input; a frozen one (`x * scale + bias` over buffers) keeps none.
     let bn = if a.frozen_batch_norm { 0.0 } else { c };
-    // Pixels (fp32) and the stem conv's bf16 copy; stem BN input and ReLU output; max-pool int64
-    // indices; the pooled output is the first block's input.
-    let mut total = 4.0 * 3.0 * img * img
-        + if rg.autocast {
-            2.0 * 3.0 * img * img
-        } else {
-            0.0
-        };
-    total += (bn + c) * stem * side * side;
-    side /= 2.0;
-    total += 8.0 * stem * side * side + c * stem * side * side;
-    for (convs, shortcut) in resnet_blocks(a) {
-        let mut s = side;
-        for conv in &convs {
-            let Conv { out_ch, stride, .. } = *conv;
-            s /= stride as f64;
-            let map = out_ch as f64 * s * s;
-            // BN keeps its input; a ReLU keeps its output (the next conv's input). The last conv's
-            // BN feeds the residual add, whose ReLU output is the next block's input.
-            total += bn * map + c * map;
+    // Pixels (fp32), alive through forward.
+    let mut total = 4.0 * 3.0 * h * w;
+    if frozen == 0 {
+        // The stem conv's bf16 copy of the pixels; stem BN input and ReLU output.
+        if rg.autocast {
+            total += 2.0 * 3.0 * h * w;
         }
-        if let Some(sc) = shortcut {
-            let so = side / sc.stride as f64;
-            total += bn * sc.out_ch as f64 * so * so;
-        }
-        side = s;
+        total += (bn + c) * stem * sh * sw;
     }
-    total
+    sh /= 2.0;
+    sw /= 2.0;
+    match frozen {
+        // Max-pool int64 indices; the pooled output is the first block's input.
+        0 => total += 8.0 * stem * sh * sw + c * stem * sh * sw,
+        1 => total += c * stem * sh * sw,
+        _ => {}
+    }
+    let stages = super::params::resnet_block_stages(a);
+    let blocks = resnet_blocks(a);
+    let mut unkept = 0.0;
+    for (i, ((convs, shortcut), &stage)) in blocks.iter().zip(&stages).enumerate() {
+        let trained = stage + 2 > frozen;
+        let (mut bh, mut bw) = (sh, sw);
+        for conv in convs {
+            let Conv { out_ch, stride, .. } = *conv;
+            bh /= stride as f64;
+            bw /= stride as f64;
+            let map = out_ch as f64 * bh * bw;
+            // BN keeps its input; a ReLU keeps its output (the next conv's input). The last
+            // conv's BN feeds the residual add, whose ReLU output is the next block's input.
+            if trained {
+                total += bn * map + c * map;
+            }
+        }
+        if let Some(sc) = shortcut.filter(|_| trained) {
+            let st = sc.stride as f64;
+            total += bn * sc.out_ch as f64 * (sh / st) * (sw / st);
+        }
+        (sh, sw) = (bh, bw);
+        let last_of_stage = stages.get(i + 1) != Some(&stage);
+        if !trained && last_of_stage {
+            let out = convs.last().map_or(0, |c| c.out_ch) as f64 * sh * sw * c;
+            if stage + 2 == frozen && stage + 1 < a.depths.len() {
+                total += out;
+            } else {
+                unkept += out;
+            }
+        }
+    }
+    (total, unkept)
 }
 
 #[cfg(test)]

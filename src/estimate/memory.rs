@@ -389,6 +389,8 @@ struct Terms {
     paged: f64,
     loading: f64,
     accumulating: bool,
+    /// DDP's gradient buckets, held through every instant of the step.
+    buckets: f64,
     /// While an RL trainer samples in the training process: the weights then (ZeRO-3 may
     /// gather the whole model), the KV cache, and the no-grad forward's working set.
     gen_weights: f64,
@@ -741,7 +743,12 @@ fn terms(plan: &Plan, frozen: bool) -> Terms {
             0.0
         };
     let layers = a.num_layers as f64;
-    let (acts_full, acts_ckpt, one_block) = if a.family == Family::Resnet {
+    let (acts_full, acts_ckpt, one_block) = if let Some(heads) = &a.detector {
+        let (h, w) = (heads.input_height as f64, heads.input_width as f64);
+        let (backbone, unkept) = activations::resnet_kept(a, rg, h, w);
+        let per_image = backbone + heads.kept_per_image(rg, unkept);
+        (b * per_image, b * per_image, 0.0)
+    } else if a.family == Family::Resnet {
         let per_image = activations::resnet_per_image(a, rg, plan.image_size);
         (b * per_image, b * per_image, 0.0)
     } else {
@@ -861,7 +868,9 @@ fn terms(plan: &Plan, frozen: bool) -> Terms {
     } else {
         a.intermediate()
     } as f64;
-    let working = if matches!(a.family, Family::Resnet | Family::Opaque) {
+    let working = if let Some(heads) = &a.detector {
+        heads.transient(rg, b)
+    } else if matches!(a.family, Family::Resnet | Family::Opaque) {
         0.0
     } else {
         b * tokens * (rg.residual * a.hidden_size as f64 + rg.compute * mlp_width)
@@ -1042,6 +1051,7 @@ fn terms(plan: &Plan, frozen: bool) -> Terms {
             0.0
         },
         accumulating: plan.accumulating,
+        buckets: if plan.ddp_buckets { grads } else { 0.0 },
         gen_weights,
         gen_kv,
         gen_working,
@@ -1329,6 +1339,7 @@ fn add_terms(acc: Terms, t: Terms) -> Terms {
         paged: acc.paged + t.paged,
         loading: acc.loading + t.loading,
         accumulating: acc.accumulating || t.accumulating,
+        buckets: acc.buckets + t.buckets,
         gen_weights: acc.gen_weights + t.gen_weights,
         gen_kv: acc.gen_kv + t.gen_kv,
         gen_working: acc.gen_working.max(t.gen_working),
@@ -1401,16 +1412,16 @@ fn combine(t: &Terms, checkpointed: bool) -> MemoryEstimate {
     // ones backward has produced by the instant (the head's, then the last block's).
     // A rollout's kept scores sit beside every instant of the update.
     let held = t.held_scores;
-    let step = states + t.grads + t.step_temp + held;
+    let step = states + t.grads + t.buckets + t.step_temp + held;
     let step_terms = AtPeak {
         weights: t.weights,
         optimizer: t.moments,
-        gradients: t.grads,
+        gradients: t.grads + t.buckets,
         logits: held,
         temporary: t.step_temp,
         ..AtPeak::default()
     };
-    let held_grads = if t.accumulating { t.grads } else { 0.0 };
+    let held_grads = t.buckets + if t.accumulating { t.grads } else { 0.0 };
     let base = AtPeak {
         weights: t.weights,
         optimizer: t.moments,

@@ -4,6 +4,7 @@ pub mod activations;
 #[cfg(test)]
 mod bases;
 pub mod command;
+pub mod detector;
 pub mod memory;
 pub mod models;
 pub mod params;

@@ -33,7 +33,8 @@ pub enum Family {
     Bert,
     /// ViT: pre-LayerNorm, GELU, no dropout, classification head on the CLS token.
     Vit,
-    /// ResNet (basic or bottleneck blocks), BatchNorm + ReLU.
+    /// ResNet (basic or bottleneck blocks), BatchNorm + ReLU; also a detector on a ResNet
+    /// backbone (no blocks to checkpoint, activations per image).
     Resnet,
 }
 
@@ -84,6 +85,10 @@ pub enum Kind {
     /// LayerNorms without parameters. Tokens are the image's 2x2 patches of the 8x-downsampled
     /// latent plus the T5 text tokens (`max_position_embeddings`).
     Flux,
+    /// A two-stage detector (detectron2's `GeneralizedRCNN`): a ResNet backbone (`depths`,
+    /// `hidden_sizes`, ...), a feature pyramid, the region proposal network and the ROI box and
+    /// mask heads, over the input `detector` gives (src/estimate/detector.rs).
+    Detector,
 }
 
 impl Kind {
@@ -106,7 +111,7 @@ impl Kind {
             Kind::Bert => Family::Bert,
             // An image model: its tokens come from the image size (and the text length).
             Kind::Vit | Kind::Flux => Family::Vit,
-            Kind::Resnet => Family::Resnet,
+            Kind::Resnet | Kind::Detector => Family::Resnet,
         }
     }
 }
@@ -388,9 +393,26 @@ architecture! {
     #[serde(default)]
     pub mha_weights: bool,
     /// ResNet: the norm layers are torchvision's `FrozenBatchNorm2d` (`x * scale + bias` with
-    /// buffers), which keep no input for backward.
+    /// buffers), which keep no input for backward and have no parameters.
     #[serde(default)]
     pub frozen_batch_norm: bool,
+    /// ResNet: groups of the bottleneck's 3x3 convolution (ResNeXt's cardinality; 0 or 1: none).
+    #[serde(default)]
+    pub groups: u64,
+    /// ResNet: the first stage's bottleneck width per group (ResNeXt 32x8d: 8); 0: a quarter of
+    /// the stage's output, torchvision's.
+    #[serde(default)]
+    pub width_per_group: u64,
+    /// ResNet: a stage's stride is in the bottleneck's first 1x1 convolution (the MSRA weights
+    /// detectron2 starts from), not in its 3x3 (torchvision).
+    #[serde(default)]
+    pub stride_in_1x1: bool,
+    /// ResNet: the stem and the first stages frozen (detectron2's `FREEZE_AT`: 1 the stem, 2 the
+    /// stem and res2, ...): their weights do not train, and they keep no activations.
+    #[serde(default)]
+    pub frozen_stages: u64,
+    /// A detector's input and heads (`family = "detector"`).
+    pub detector: Option<super::detector::Heads>,
     /// A language model used without its LM head and vocabulary loss (inside a policy).
     #[serde(default)]
     pub no_lm_loss: bool,
@@ -682,6 +704,12 @@ impl Dimension for Vec<String> {}
 impl Dimension for Option<String> {}
 impl Dimension for Option<bool> {}
 impl Dimension for Option<Quantization> {}
+
+impl Dimension for Option<super::detector::Heads> {
+    fn largest(&self) -> Option<u64> {
+        self.as_ref().map(super::detector::Heads::largest)
+    }
+}
 
 /// The largest a dimension may be, ten times and more what any model trained has, and small
 /// enough that the parameter and memory arithmetic over them cannot overflow (a layer's

@@ -111,7 +111,7 @@ pub fn count(a: &Architecture) -> ParamCounts {
                 largest: (h * i).max(3 * p * p * h),
             }
         }
-        Kind::Resnet => resnet(a),
+        Kind::Resnet | Kind::Detector => resnet(a),
         Kind::Moe => moe(a),
         Kind::Neox | Kind::Bloom | Kind::Phi | Kind::Falcon | Kind::Starcoder2 | Kind::Mpt => {
             parallel_or_bloom(a)
@@ -324,59 +324,56 @@ pub struct Conv {
     pub out_ch: u64,
     pub kernel: u64,
     pub stride: u64,
+    /// Grouped convolution (ResNeXt): each output channel sees `in_ch / groups` inputs.
+    pub groups: u64,
+}
+
+impl Conv {
+    /// The kernel's weights (no bias: ResNet convolutions are followed by a norm).
+    pub fn weights(&self) -> u64 {
+        self.in_ch * self.out_ch * self.kernel * self.kernel / self.groups.max(1)
+    }
 }
 
 /// The ResNet's blocks: (convs of the main path, optional shortcut conv), in order.
+///
+/// A bottleneck's width is a quarter of its stage's output (torchvision), or `groups` x
+/// `width_per_group` doubled at each stage (ResNeXt, detectron2's `NUM_GROUPS` and
+/// `WIDTH_PER_GROUP`); its stride is in the 3x3, or in the first 1x1 (`stride_in_1x1`).
 pub fn resnet_blocks(a: &Architecture) -> Vec<(Vec<Conv>, Option<Conv>)> {
     let bottleneck = a.layer_type.as_deref() != Some("basic");
+    let groups = a.groups.max(1);
     let mut blocks = Vec::new();
     let mut in_ch = a.embedding_size;
     for (stage, (&depth, &out)) in a.depths.iter().zip(&a.hidden_sizes).enumerate() {
         for d in 0..depth {
             let stride = if stage > 0 && d == 0 { 2 } else { 1 };
-            let shortcut = (in_ch != out || stride != 1).then_some(Conv {
+            let conv = |in_ch, out_ch, kernel, stride, groups| Conv {
                 in_ch,
-                out_ch: out,
-                kernel: 1,
+                out_ch,
+                kernel,
                 stride,
-            });
+                groups,
+            };
+            let shortcut = (in_ch != out || stride != 1).then_some(conv(in_ch, out, 1, stride, 1));
             let convs = if bottleneck {
-                let mid = out / 4;
+                let mid = if a.width_per_group > 0 {
+                    (groups * a.width_per_group) << stage
+                } else {
+                    out / 4
+                };
+                let (s1, s3) = if a.stride_in_1x1 {
+                    (stride, 1)
+                } else {
+                    (1, stride)
+                };
                 vec![
-                    Conv {
-                        in_ch,
-                        out_ch: mid,
-                        kernel: 1,
-                        stride: 1,
-                    },
-                    Conv {
-                        in_ch: mid,
-                        out_ch: mid,
-                        kernel: 3,
-                        stride,
-                    },
-                    Conv {
-                        in_ch: mid,
-                        out_ch: out,
-                        kernel: 1,
-                        stride: 1,
-                    },
+                    conv(in_ch, mid, 1, s1, 1),
+                    conv(mid, mid, 3, s3, groups),
+                    conv(mid, out, 1, 1, 1),
                 ]
             } else {
-                vec![
-                    Conv {
-                        in_ch,
-                        out_ch: out,
-                        kernel: 3,
-                        stride,
-                    },
-                    Conv {
-                        in_ch: out,
-                        out_ch: out,
-                        kernel: 3,
-                        stride: 1,
-                    },
-                ]
+                vec![conv(in_ch, out, 3, stride, 1), conv(out, out, 3, 1, 1)]
             };
             blocks.push((convs, shortcut));
             in_ch = out;
@@ -385,14 +382,25 @@ pub fn resnet_blocks(a: &Architecture) -> Vec<(Vec<Conv>, Option<Conv>)> {
     blocks
 }
 
+/// The stage (0-based, after the stem) of each of [`resnet_blocks`]' blocks.
+pub fn resnet_block_stages(a: &Architecture) -> Vec<usize> {
+    a.depths
+        .iter()
+        .enumerate()
+        .flat_map(|(stage, &depth)| std::iter::repeat_n(stage, depth as usize))
+        .collect()
+}
+
 fn resnet(a: &Architecture) -> ParamCounts {
-    let conv = |c: &Conv| c.in_ch * c.out_ch * c.kernel * c.kernel;
-    let bn = |c: &Conv| 2 * c.out_ch;
+    let conv = |c: &Conv| c.weights();
+    // A frozen BatchNorm's scale and shift are buffers, not parameters.
+    let bn = |c: &Conv| if a.frozen_batch_norm { 0 } else { 2 * c.out_ch };
     let stem = Conv {
         in_ch: 3,
         out_ch: a.embedding_size,
         kernel: 7,
         stride: 2,
+        groups: 1,
     };
     let mut total = conv(&stem) + bn(&stem);
     let mut matmul = conv(&stem);
@@ -408,6 +416,12 @@ fn resnet(a: &Architecture) -> ParamCounts {
     let last = a.hidden_sizes.last().copied().unwrap_or(0);
     total += linear(last, a.num_labels, true);
     matmul += last * a.num_labels;
+    if let Some(heads) = &a.detector {
+        let (all, weights, widest) = heads.params(&a.hidden_sizes);
+        total += all;
+        matmul += weights;
+        largest = largest.max(widest);
+    }
     ParamCounts {
         total,
         matmul,

@@ -215,6 +215,12 @@ pub fn inline_architecture(inline: &crate::dialect::InlineModel) -> Option<Archi
                 })
         }
         Family::Vit => arch.hidden_size > 0 && arch.num_layers > 0 && arch.num_heads > 0,
+        // A detector's backbone (src/dialect/detector.rs).
+        Family::Resnet => {
+            arch.detector.is_some()
+                && !arch.depths.is_empty()
+                && arch.depths.len() == arch.hidden_sizes.len()
+        }
         Family::Llama | Family::Gpt2 | Family::Gemma | Family::Opt => {
             arch.hidden_size > 0 && arch.num_layers > 0 && arch.num_heads > 0 && arch.vocab_size > 0
         }
@@ -366,7 +372,9 @@ pub fn plan_for(i: &Inputs) -> Result<Planned, Gap> {
         // No model named: the one the file describes by its dimensions.
         (None, Some(inline)) => {
             let arch = inline_architecture(inline).ok_or(Gap::Missing("model"))?;
-            described = if arch.family == Family::Composite {
+            described = if let Some(heads) = &arch.detector {
+                format!("the {} {}", heads.label, inline.place())
+            } else if arch.family == Family::Composite {
                 let parts: Vec<String> = arch
                     .parts
                     .iter()
@@ -701,6 +709,8 @@ pub fn plan_for(i: &Inputs) -> Result<Planned, Gap> {
             ));
             "full"
         }
+        // A ResNet or a detector has no blocks hwlint counts as checkpointed: nothing to bound.
+        None if arch.family == Family::Resnet => "none",
         // Not in the file and no framework default: bounded by none and full.
         None => {
             bounded.push(Bound::new(
@@ -1180,6 +1190,10 @@ pub fn plan_for(i: &Inputs) -> Result<Planned, Gap> {
             || s.int(Concept::GradAccum)
                 .or_else(|| linked.and_then(|l| l.int(Concept::GradAccum)))
                 .is_some_and(|(g, _)| g > 1),
+        // Only where the dialect has read that its trainer wraps the model in plain DDP.
+        ddp_buckets: i.semantics.ddp_gradient_buckets
+            && zero_stage == 0
+            && i.data_parallel.is_some_and(|d| d > 1),
         zero_stage,
         gpus,
         offload_optimizer: flag(Concept::OffloadOptimizer),

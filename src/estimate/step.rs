@@ -144,6 +144,8 @@ impl Optimizer {
             Optimizer::Adamw
         } else if n == "sgd" {
             Optimizer::Sgd
+        } else if n == "sgd_momentum" {
+            Optimizer::SgdMomentum
         } else {
             return None;
         })
@@ -303,6 +305,12 @@ pub struct Plan {
     /// Gradient accumulation over several micro-batches: from the second one on, the
     /// gradients of the previous ones stay allocated through forward and backward.
     pub accumulating: bool,
+    /// Plain DistributedDataParallel over more than one GPU with its default
+    /// `gradient_as_bucket_view=False`: its reducer keeps flat bucket buffers the size of all
+    /// the gradients, allocated at construction and kept for the run, beside the gradients
+    /// themselves (torch/nn/parallel/distributed.py, "gradient_as_bucket_view ... the saved
+    /// memory size will be equal to the total gradients size").
+    pub ddp_buckets: bool,
     /// ZeRO stage (0-3; FSDP full shard = 3) and the data-parallel GPUs it shards over.
     pub zero_stage: u8,
     pub gpus: u64,
@@ -477,6 +485,7 @@ impl Plan {
             chunked_loss: false,
             step_in_backward: false,
             accumulating: false,
+            ddp_buckets: false,
             flat_grads: false,
             cpu_experts: false,
             reference_model: false,

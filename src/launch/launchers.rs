@@ -65,6 +65,7 @@ fn launchers() -> &'static [Known] {
                     version: None,
                     jepa: None,
                     policy: None,
+                    detector: None,
                     link: Vec::new(),
                     hydra: false,
                     recipe: Vec::new(),

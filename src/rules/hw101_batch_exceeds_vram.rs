@@ -68,7 +68,11 @@
 //! ## Fix safety
 //! Safe: it sets the largest micro-batch that fits under 90% of usable memory and raises
 //! gradient accumulation so that micro-batch x accumulation (the effective batch) is unchanged.
-//! Unsafe when the config has no accumulation key (the effective batch would change). No fix
+//! Unsafe when the config has no accumulation key (the effective batch would change). Where the
+//! config states only a global batch that the GPUs split (detectron2's `SOLVER.IMS_PER_BATCH`)
+//! and the number of GPUs is known, the fix lowers that batch to the most that fit on each GPU
+//! and, where the framework documents the linear scaling rule, scales the learning rate
+//! (`SOLVER.BASE_LR`) by the same ratio: unsafe, as the optimisation changes. No fix
 //! when not even a micro-batch of 1 fits; the message says what would (for a peak in the
 //! sampling between updates, which the micro-batch does not change: fewer sequences sampled at
 //! once, the ZeRO-3 shards kept, or vLLM; for a rollout engine's sampling, the largest
@@ -79,8 +83,8 @@
 //! default target the GPU is a guess: the fix is shown, not applied.
 
 use super::memory::{
-    batch_fix, batch_phrase, for_target, gib, gpu_named, largest_terms, micro_batch_to_set,
-    need_with, per_device_batch,
+    batch_fix, batch_phrase, for_target, gib, global_batch_fix, gpu_named, largest_terms,
+    micro_batch_to_set, need_with, per_device_batch,
 };
 use super::{Context, Violation};
 use crate::estimate::memory::{
@@ -204,6 +208,17 @@ pub(crate) fn check(ctx: &Context) -> Vec<Violation> {
             };
             batch_fix(ctx, micro, per_device, &why)
         }),
+        // The file states only the global batch, which the GPUs split (detectron2).
+        None if fitting >= 1
+            && ctx.dialect.semantics.global_batch_splits_over_devices
+            && ctx.setup.get(crate::dialect::Concept::MicroBatch).is_none() =>
+        {
+            let fits = need_with(plan, fitting as u64, plan.checkpointing);
+            for_target(
+                ctx,
+                global_batch_fix(ctx, fitting, &format!("fits in {} GiB", gib(fits))),
+            )
+        }
         _ => None,
     };
     match raise {

@@ -169,6 +169,72 @@ pub(crate) fn batch_fix(ctx: &Context, micro: i64, per_device: i64, why: &str) -
     })
 }
 
+/// A fix for a framework whose only batch is the global one, split over the GPUs (detectron2's
+/// `SOLVER.IMS_PER_BATCH`): the global batch that gives each of the data-parallel GPUs
+/// `micro`, and the learning rate scaled by the same ratio where the framework documents that
+/// rule (`lr_scales_with_batch`). Unsafe: the optimisation changes, and the run's iterations
+/// stay, so it sees fewer samples.
+pub(crate) fn global_batch_fix(ctx: &Context, micro: i64, why: &str) -> Option<Fix> {
+    let (dp, _) = ctx.data_parallel()?;
+    let (global, g) = ctx.setup.int(Concept::GlobalBatch)?;
+    let new = micro.checked_mul(dp)?;
+    if new < 1 || new >= global {
+        return None;
+    }
+    let gpus = if dp == 1 {
+        "1 GPU".to_string()
+    } else {
+        format!("{dp} GPUs")
+    };
+    let mut writes = vec![KeyWrite::of(Concept::GlobalBatch, g, NewValue::Int(new))];
+    let mut message = format!(
+        "set `{}` to {new} ({micro} a GPU over {gpus}; {why})",
+        g.origin.key()
+    );
+    let scaled = ctx
+        .dialect
+        .semantics
+        .lr_scales_with_batch
+        .as_deref()
+        .and_then(|rule| {
+            let (lr, l) = ctx.setup.float(Concept::LearningRate)?;
+            let to = lr * new as f64 / global as f64;
+            (to.is_finite() && to > 0.0).then_some((rule, lr, l, to))
+        });
+    match scaled {
+        Some((rule, lr, l, to)) => {
+            // Six significant digits: the ratio of two batches, not a new hyperparameter.
+            let text = format!("{}", (to * 1e6).round() / 1e6);
+            let text = if text.parse::<f64>().is_ok_and(|t| t > 0.0) {
+                text
+            } else {
+                format!("{to:e}")
+            };
+            message.push_str(&format!(
+                " and `{}` to {text} ({lr} x {new}/{global}: {rule})",
+                l.origin.key()
+            ));
+            writes.push(KeyWrite::of(Concept::LearningRate, l, NewValue::Raw(text)));
+        }
+        None => message.push_str("; the learning rate was tuned for the larger batch"),
+    }
+    let steps = ctx
+        .setup
+        .get(Concept::TotalSteps)
+        .map_or("the number of steps".to_string(), |s| {
+            format!("`{}`", s.origin.key())
+        });
+    message.push_str(&format!(
+        "; {steps} stays, so the run sees {new}/{global} of the samples it did"
+    ));
+    Some(Fix {
+        edits: ctx.write_keys(&writes)?,
+        applicability: Applicability::Unsafe,
+        message,
+        sets: writes.iter().map(KeyWrite::intent).collect(),
+    })
+}
+
 /// The write that keeps the global batch when the micro-batch shrinks, for dialects whose
 /// accumulation is derived from a global batch: none needed when the global batch is written,
 /// else the derived value written out. `None` when the dialect has no global batch.

@@ -1,0 +1,423 @@
+//! A detector's training step (`[detector]` in a dialect) sized from its config: the ResNet
+//! backbone (depth, groups, frozen stages, norm), the feature pyramid, the RPN's anchors, the
+//! ROI box and mask heads, and the largest input the resize allows (src/estimate/detector.rs
+//! keeps the memory model).
+//!
+//! Only the model the dialect's `requires` describe is sized (detectron2's `GeneralizedRCNN`
+//! with a ResNet-FPN backbone and the standard heads); any other (a C4 backbone, cascade or
+//! keypoint heads, deformable convolutions, a normalized pyramid) is refused by the key that
+//! makes it another, so the estimate never stands for a model it did not read.
+
+use std::collections::BTreeMap;
+
+use serde::Deserialize;
+
+use super::described::int;
+use super::policy::{to_toml, Key};
+use super::setup::InlineModel;
+use super::spec::Dialect;
+use crate::syntax::{Loader, Node};
+
+/// The largest input side hwlint sizes: beyond it a typo would make a map of billions of
+/// positions.
+const MAX_SIDE: u64 = 16_384;
+
+/// Where a detector's config keeps its model and input, with the framework's defaults.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct DetectorSpec {
+    /// The key that names the model's kind; a file that names bases (`inherit`) but whose
+    /// chain sets it not was read without them.
+    pub meta: String,
+    /// What the model must be for hwlint to size it.
+    pub requires: Vec<Requirement>,
+    pub depth: Key,
+    /// Blocks per stage for each depth the backbone builds, and which depths use basic blocks.
+    pub depths: BTreeMap<String, Vec<u64>>,
+    pub basic_depths: Vec<u64>,
+    pub groups: Key,
+    pub width_per_group: Key,
+    pub stride_in_1x1: Key,
+    pub stem_channels: Key,
+    pub res2_channels: Key,
+    pub norm: Key,
+    /// Norms whose scale and shift are buffers (keep nothing), and norms that train (keep
+    /// their input).
+    pub frozen_norms: Vec<String>,
+    pub trained_norms: Vec<String>,
+    pub freeze_at: Key,
+    pub fpn_channels: Key,
+    pub anchor_sizes: Key,
+    pub aspect_ratios: Key,
+    pub rois: Key,
+    pub positive_fraction: Key,
+    pub classes: Key,
+    pub box_pooler: Key,
+    pub box_convs: Key,
+    pub box_conv_dim: Key,
+    pub box_fcs: Key,
+    pub box_fc_dim: Key,
+    pub box_class_agnostic: Key,
+    pub mask: Key,
+    pub mask_pooler: Key,
+    pub mask_convs: Key,
+    pub mask_conv_dim: Key,
+    pub mask_class_agnostic: Key,
+    /// The resize: short side (one size, or choices, or a range: the largest counts) and the
+    /// long side's cap.
+    pub min_size: Key,
+    pub max_size: Key,
+    /// Batches group images by orientation; without it a batch pads a portrait and a
+    /// landscape image to a square of the long side.
+    pub aspect_grouping: Key,
+    /// The batch is padded to a multiple of the pyramid's coarsest input stride.
+    pub size_divisibility: u64,
+    /// Ground-truth boxes an image the anchor matching is sized at (the dataset decides).
+    pub boxes_assumed: u64,
+    pub source: String,
+}
+
+/// A key whose value (or default) must be one of `is` for the model to be the one sized;
+/// a list must be one of them as `[a, b]` text.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Requirement {
+    pub key: String,
+    pub default: String,
+    pub is: Vec<String>,
+    /// Only when this key holds one of its values (the mask head's name, under `MASK_ON`).
+    pub when: Option<super::spec::Condition>,
+}
+
+/// The detector the file describes, when the dialect sizes detectors and the file is one.
+pub fn architecture(dialect: &Dialect, root: &Node) -> Result<Option<InlineModel>, String> {
+    let Some(spec) = dialect.detector.as_ref() else {
+        return Ok(None);
+    };
+    let loader = dialect.loader;
+    if let Some(inherit) = &dialect.inherit {
+        if root.get_dotted(inherit).is_some() && root.get_dotted(&spec.meta).is_none() {
+            return Err(format!(
+                "the file names bases (`{inherit}`) hwlint could not read, and the model (`{}`) is in them",
+                spec.meta
+            ));
+        }
+    }
+    let r = Reader { loader, root };
+    for req in &spec.requires {
+        if let Some(when) = &req.when {
+            if super::resolve::unmet(loader, root, when) {
+                continue;
+            }
+        }
+        let text = r.text(&req.key).unwrap_or_else(|| req.default.clone());
+        if !req.is.iter().any(|v| v.eq_ignore_ascii_case(&text)) {
+            return Err(format!(
+                "`{}` is {text}; hwlint sizes {} only",
+                req.key,
+                req.is.join(" or ")
+            ));
+        }
+    }
+    let depth = r.int(&spec.depth)?;
+    let blocks = spec.depths.get(&depth.to_string()).ok_or_else(|| {
+        format!(
+            "`{}` is {depth}, not a depth the backbone builds",
+            spec.depth.key
+        )
+    })?;
+    let basic = spec.basic_depths.contains(&depth);
+    let groups = r.int(&spec.groups)?.max(1);
+    let width = r.int(&spec.width_per_group)?;
+    let stem = r.int(&spec.stem_channels)?;
+    let res2 = r.int(&spec.res2_channels)?;
+    let norm = r.string(&spec.norm)?;
+    let frozen_bn = if spec.frozen_norms.contains(&norm) {
+        true
+    } else if spec.trained_norms.contains(&norm) {
+        false
+    } else {
+        return Err(format!(
+            "`{}` is {norm}, a norm hwlint does not size",
+            spec.norm.key
+        ));
+    };
+    let anchors = anchors_per_position(&r, spec)?;
+    let (height, width_px) = input(&r, spec)?;
+    let rois = r.int(&spec.rois)?;
+    let fraction = r.float(&spec.positive_fraction)?;
+    let mask = r.bool(&spec.mask)?;
+    let hidden: Vec<u64> = (0..4).map(|i| res2 << i).collect();
+    let mut heads = toml::Table::new();
+    for (field, value) in [
+        ("input_height", height),
+        ("input_width", width_px),
+        ("fpn_channels", r.int(&spec.fpn_channels)?),
+        ("anchors", anchors),
+        ("rois", rois),
+        (
+            "foreground_rois",
+            (rois as f64 * fraction.clamp(0.0, 1.0)) as u64,
+        ),
+        ("box_pooler", r.int(&spec.box_pooler)?),
+        ("box_convs", r.int(&spec.box_convs)?),
+        ("box_conv_dim", r.int(&spec.box_conv_dim)?),
+        ("box_fcs", r.int(&spec.box_fcs)?),
+        ("box_fc_dim", r.int(&spec.box_fc_dim)?),
+        ("classes", r.int(&spec.classes)?),
+        ("boxes", spec.boxes_assumed),
+    ] {
+        heads.insert(field.into(), int(value));
+    }
+    heads.insert(
+        "class_agnostic_boxes".into(),
+        r.bool(&spec.box_class_agnostic)?.into(),
+    );
+    if mask {
+        heads.insert("mask".into(), true.into());
+        for (field, key) in [
+            ("mask_pooler", &spec.mask_pooler),
+            ("mask_convs", &spec.mask_convs),
+            ("mask_conv_dim", &spec.mask_conv_dim),
+        ] {
+            heads.insert(field.into(), int(r.int(key)?));
+        }
+        heads.insert(
+            "class_agnostic_masks".into(),
+            r.bool(&spec.mask_class_agnostic)?.into(),
+        );
+    }
+    let mut table = toml::Table::new();
+    table.insert("family".into(), "detector".into());
+    table.insert(
+        "layer_type".into(),
+        if basic { "basic" } else { "bottleneck" }.into(),
+    );
+    table.insert(
+        "depths".into(),
+        toml::Value::Array(blocks.iter().map(|&n| int(n)).collect()),
+    );
+    table.insert(
+        "hidden_sizes".into(),
+        toml::Value::Array(hidden.iter().map(|&n| int(n)).collect()),
+    );
+    table.insert("embedding_size".into(), int(stem));
+    if !basic {
+        table.insert("groups".into(), int(groups));
+        table.insert("width_per_group".into(), int(width));
+        table.insert("stride_in_1x1".into(), r.bool(&spec.stride_in_1x1)?.into());
+    }
+    table.insert("frozen_batch_norm".into(), frozen_bn.into());
+    table.insert("frozen_stages".into(), int(r.int(&spec.freeze_at)?));
+    // The side of a square of the same pixels, for what reads one image size (throughput).
+    table.insert(
+        "image_size".into(),
+        int(((height * width_px) as f64).sqrt().round() as u64),
+    );
+    table.insert("detector".into(), toml::Value::Table(heads));
+    let name = format!(
+        "{}-{depth}{}-FPN {}",
+        if groups > 1 { "X" } else { "R" },
+        if groups > 1 {
+            format!("-{groups}x{width}d")
+        } else {
+            String::new()
+        },
+        if mask { "Mask R-CNN" } else { "Faster R-CNN" }
+    );
+    let name = format!("{name} on {height} x {width_px} images");
+    if let Some(toml::Value::Table(h)) = table.get_mut("detector") {
+        h.insert("label".into(), name.clone().into());
+    }
+    table.insert(
+        "source".into(),
+        format!(
+            "{name} as {} (the largest input the resize allows, padded; the RPN's anchor matching sized at {} boxes an image, which the dataset decides)",
+            spec.source, spec.boxes_assumed
+        )
+        .into(),
+    );
+    let at = "MODEL";
+    let model = InlineModel {
+        table,
+        key: at.to_string(),
+        span: root
+            .get_dotted(at)
+            .map_or(root.span.clone(), |n| n.span.clone()),
+        flat: false,
+        own_blocks: false,
+        configures_named: true,
+    };
+    if crate::estimate::plan::inline_architecture(&model).is_none() {
+        return Err("the model its keys describe is past what hwlint sizes".into());
+    }
+    Ok(Some(model))
+}
+
+/// Anchors at each position: sizes x aspect ratios of a level, the same at every level (the
+/// RPN head predicts one count, `StandardRPNHead` asserts it); a single list serves all levels.
+fn anchors_per_position(r: &Reader, spec: &DetectorSpec) -> Result<u64, String> {
+    let per_level = |k: &Key| -> Result<Vec<u64>, String> {
+        match r.value(k) {
+            Some(toml::Value::Array(levels)) if !levels.is_empty() => levels
+                .iter()
+                .map(|l| match l {
+                    toml::Value::Array(v) if !v.is_empty() => Ok(v.len() as u64),
+                    _ => Err(()),
+                })
+                .collect::<Result<Vec<_>, _>>()
+                .map_err(|_| format!("`{}` is not a list of lists", k.key)),
+            _ => Err(format!(
+                "`{}` is not a list of lists hwlint can read",
+                k.key
+            )),
+        }
+    };
+    let sizes = per_level(&spec.anchor_sizes)?;
+    let ratios = per_level(&spec.aspect_ratios)?;
+    let at = |v: &[u64], i: usize| if v.len() == 1 { v[0] } else { v[i] };
+    let levels = sizes.len().max(ratios.len());
+    if (sizes.len() != 1 && sizes.len() != levels) || (ratios.len() != 1 && ratios.len() != levels)
+    {
+        return Err(format!(
+            "`{}` and `{}` list different numbers of levels",
+            spec.anchor_sizes.key, spec.aspect_ratios.key
+        ));
+    }
+    let counts: Vec<u64> = (0..levels)
+        .map(|i| at(&sizes, i) * at(&ratios, i))
+        .collect();
+    match counts.as_slice() {
+        [first, rest @ ..] if rest.iter().all(|c| c == first) => Ok(*first),
+        _ => Err(format!(
+            "`{}` gives each level a different number of anchors",
+            spec.anchor_sizes.key
+        )),
+    }
+}
+
+/// The largest padded input a batch can hold: the resize's largest short side by the long
+/// side's cap (a long image is scaled down to it), both padded to the size divisibility; a
+/// square of the long side when batches mix orientations.
+fn input(r: &Reader, spec: &DetectorSpec) -> Result<(u64, u64), String> {
+    let short = match r.value(&spec.min_size) {
+        Some(toml::Value::Integer(n)) if n > 0 => n as u64,
+        Some(toml::Value::Array(v)) => v
+            .iter()
+            .filter_map(|n| n.as_integer())
+            .max()
+            .filter(|&n| n > 0 && v.iter().all(|x| x.as_integer().is_some()))
+            .map(|n| n as u64)
+            .ok_or_else(|| format!("`{}` is not a list of sizes", spec.min_size.key))?,
+        // yacs reads a string such as "(640, 672, 800)" as the Python tuple it spells
+        // (yacs config.py `_decode_cfg_value`, `literal_eval`).
+        Some(toml::Value::String(s)) => tuple_max(&s)
+            .ok_or_else(|| format!("`{}` is {s}, not a tuple of sizes", spec.min_size.key))?,
+        _ => return Err(format!("`{}` is not a size", spec.min_size.key)),
+    };
+    let long = r.int(&spec.max_size)?;
+    let d = spec.size_divisibility.max(1);
+    let pad = |n: u64| n.div_ceil(d) * d;
+    let (h, w) = (pad(short.min(long)), pad(long.max(short)));
+    if w > MAX_SIDE {
+        return Err(format!(
+            "the input ({h} x {w}) is larger than hwlint sizes ({MAX_SIDE} a side)"
+        ));
+    }
+    Ok(if r.bool(&spec.aspect_grouping)? {
+        (h, w)
+    } else {
+        (w, w)
+    })
+}
+
+/// The largest of a Python tuple or list of whole numbers written as text: `(640, 800)`,
+/// `(800,)`, `[800]`.
+fn tuple_max(s: &str) -> Option<u64> {
+    let inner = s
+        .trim()
+        .strip_prefix(['(', '['])?
+        .strip_suffix([')', ']'])?;
+    let mut most = None;
+    for part in inner.split(',').map(str::trim).filter(|p| !p.is_empty()) {
+        let n: u64 = part.parse().ok().filter(|&n| n > 0)?;
+        most = most.max(Some(n));
+    }
+    most
+}
+
+struct Reader<'a> {
+    loader: Loader,
+    root: &'a Node,
+}
+
+impl Reader<'_> {
+    fn value(&self, k: &Key) -> Option<toml::Value> {
+        match self.root.get_dotted(&k.key) {
+            Some(node) => to_toml(self.loader, node),
+            None => k.default.clone(),
+        }
+    }
+
+    /// A value as text to compare: a name, `true`, a number, or a list as `[a, b]`.
+    fn text(&self, key: &str) -> Option<String> {
+        fn show(v: &toml::Value) -> String {
+            match v {
+                toml::Value::String(s) => s.clone(),
+                toml::Value::Array(items) => {
+                    let items: Vec<String> = items.iter().map(show).collect();
+                    format!("[{}]", items.join(", "))
+                }
+                other => other.to_string(),
+            }
+        }
+        let node = self.root.get_dotted(key)?;
+        Some(
+            to_toml(self.loader, node)
+                .map_or_else(|| "a value hwlint cannot read".into(), |v| show(&v)),
+        )
+    }
+
+    fn int(&self, k: &Key) -> Result<u64, String> {
+        match self.value(k) {
+            Some(toml::Value::Integer(n)) if (0..=1 << 20).contains(&n) => Ok(n as u64),
+            _ => Err(format!("`{}` is not a whole number hwlint sizes", k.key)),
+        }
+    }
+
+    fn float(&self, k: &Key) -> Result<f64, String> {
+        match self.value(k) {
+            Some(toml::Value::Integer(n)) => Ok(n as f64),
+            Some(toml::Value::Float(f)) => Ok(f),
+            _ => Err(format!("`{}` is not a number", k.key)),
+        }
+    }
+
+    fn bool(&self, k: &Key) -> Result<bool, String> {
+        match self.value(k) {
+            Some(toml::Value::Boolean(b)) => Ok(b),
+            _ => Err(format!("`{}` is not true or false", k.key)),
+        }
+    }
+
+    fn string(&self, k: &Key) -> Result<String, String> {
+        match self.value(k) {
+            Some(toml::Value::String(s)) => Ok(s),
+            _ => Err(format!("`{}` is not a name", k.key)),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::tuple_max;
+
+    #[test]
+    fn yacs_tuples_give_their_largest_size() {
+        assert_eq!(tuple_max("(640, 672, 704, 736, 768, 800)"), Some(800));
+        assert_eq!(tuple_max("(800,)"), Some(800));
+        assert_eq!(tuple_max("[512]"), Some(512));
+        assert_eq!(tuple_max("(640, x)"), None);
+        assert_eq!(tuple_max("800"), None);
+    }
+}

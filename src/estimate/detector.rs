@@ -1,0 +1,283 @@
+//! Two-stage detectors as detectron2 builds them (`GeneralizedRCNN` over
+//! `build_resnet_fpn_backbone`, `StandardRPNHead` and `StandardROIHeads`): the parameters of the
+//! feature pyramid and the heads, what one image keeps for backward beside the backbone's own
+//! activations (activations.rs walks the ResNet), and the transient at the step's largest
+//! instant.
+//!
+//! What each module keeps, at detectron2@02b5c4e295e9 (paths under detectron2/modeling/):
+//! - the pyramid (backbone/fpn.py:139-167): a 1x1 lateral convolution reads each stage's output
+//!   (kept as its input), the top-down sum is kept by the 3x3 output convolution, and each
+//!   level's output by the RPN's convolution; P6 is a stride-2 max-pool of P5 (:188-200), which
+//!   keeps its int64 indices;
+//! - the RPN head (proposal_generator/rpn.py:102-118, 158-180): a 3x3 convolution and ReLU per
+//!   level, whose output both 1x1 convolutions keep, and their objectness and box-delta maps;
+//! - the box head (roi_heads/box_head.py, fast_rcnn.py): `BATCH_SIZE_PER_IMAGE` sampled proposals
+//!   an image, pooled to p x p over the pyramid's channels (kept by the first layer), each
+//!   convolution's and fully connected layer's ReLU output, and the class scores with their
+//!   log-softmax;
+//! - the mask head (roi_heads/mask_head.py:215-290, 65-111) over the foreground proposals, at most
+//!   `POSITIVE_FRACTION` of them: the pooled features, each convolution's output, the 2x
+//!   deconvolution's, and the gathered mask logits with their fp32 targets.
+//!
+//! The transient is the larger of
+//! - the RPN's anchor matching, one image at a time: `pairwise_iou` of the image's boxes against
+//!   every anchor holds the [boxes, anchors, 2] fp32 minimum, maximum and difference at once
+//!   (structures/boxes.py:325-327) and then the IoU's [boxes, anchors] terms; detectron2 moves it
+//!   to the CPU when it does not fit (`retry_if_cuda_oom`, rpn.py:339-340);
+//! - backward at the finest level: the gradients the RPN and each ROI pooler send to P2 and
+//!   their sum.
+//!
+//! Not counted: cuDNN's convolution workspaces, the anchors and the proposals' boxes (a few MB).
+
+use serde::Deserialize;
+
+use super::activations::Regime;
+
+/// A detector's input and heads, from its config.
+#[derive(Debug, Clone, Deserialize, PartialEq, Default)]
+#[serde(deny_unknown_fields)]
+pub struct Heads {
+    /// What the detector is, for messages (`R-50-FPN Mask R-CNN`).
+    #[serde(default)]
+    pub label: String,
+    /// The largest padded input, height and width: the resize's longest short side and the
+    /// long side it allows, padded to the pyramid's coarsest stride.
+    pub input_height: u64,
+    pub input_width: u64,
+    /// The pyramid's channels (`FPN.OUT_CHANNELS`).
+    pub fpn_channels: u64,
+    /// Anchors per position of each pyramid level (sizes x aspect ratios).
+    pub anchors: u64,
+    /// Proposals sampled per image for the ROI heads, and the most of them foreground.
+    pub rois: u64,
+    pub foreground_rois: u64,
+    /// The box head: pooled side, convolutions and their width, fully connected layers and
+    /// their width.
+    pub box_pooler: u64,
+    #[serde(default)]
+    pub box_convs: u64,
+    #[serde(default)]
+    pub box_conv_dim: u64,
+    pub box_fcs: u64,
+    pub box_fc_dim: u64,
+    /// Foreground classes (`ROI_HEADS.NUM_CLASSES`).
+    pub classes: u64,
+    /// One box regression for all classes (`CLS_AGNOSTIC_BBOX_REG`).
+    #[serde(default)]
+    pub class_agnostic_boxes: bool,
+    /// The mask head (`MASK_ON`): pooled side, convolutions and their width.
+    #[serde(default)]
+    pub mask: bool,
+    #[serde(default)]
+    pub mask_pooler: u64,
+    #[serde(default)]
+    pub mask_convs: u64,
+    #[serde(default)]
+    pub mask_conv_dim: u64,
+    #[serde(default)]
+    pub class_agnostic_masks: bool,
+    /// Ground-truth boxes an image for the anchor matching: the dataset decides, so this is an
+    /// assumption the estimate states.
+    pub boxes: u64,
+}
+
+/// The pyramid's levels P2-P5 (strides 4-32), read from res2-res5, and P6 (stride 64).
+const LEVELS: [f64; 4] = [4.0, 8.0, 16.0, 32.0];
+const P6: f64 = 64.0;
+
+impl Heads {
+    /// The largest number it holds, for the estimator's bounds.
+    pub fn largest(&self) -> u64 {
+        [
+            self.input_height,
+            self.input_width,
+            self.fpn_channels,
+            self.anchors,
+            self.rois,
+            self.box_pooler,
+            self.box_convs,
+            self.box_conv_dim,
+            self.box_fcs,
+            self.box_fc_dim,
+            self.classes,
+            self.mask_pooler,
+            self.mask_convs,
+            self.mask_conv_dim,
+            self.boxes,
+        ]
+        .into_iter()
+        .max()
+        .unwrap_or(0)
+    }
+
+    /// Positions of a level of stride `s` over the padded input.
+    fn positions(&self, s: f64) -> f64 {
+        (self.input_height as f64 / s).ceil() * (self.input_width as f64 / s).ceil()
+    }
+
+    /// Every anchor of the RPN, P2-P6.
+    pub fn anchor_count(&self) -> f64 {
+        let p: f64 = LEVELS.iter().map(|&s| self.positions(s)).sum::<f64>() + self.positions(P6);
+        p * self.anchors as f64
+    }
+
+    /// Parameters of the pyramid and the heads over a backbone whose stages give `stages`
+    /// channels: all of them, those in matmuls (weights, not biases), and the largest tensor.
+    pub fn params(&self, stages: &[u64]) -> (u64, u64, u64) {
+        let f = self.fpn_channels;
+        let mut all = 0;
+        let mut weights = 0;
+        let mut largest = 0;
+        // A convolution or linear layer with a bias (every one here: no norm follows).
+        let mut layer = |w: u64, bias: u64| {
+            all += w + bias;
+            weights += w;
+            largest = largest.max(w);
+        };
+        for &c in stages {
+            layer(c * f, f);
+            layer(9 * f * f, f);
+        }
+        let a = self.anchors;
+        layer(9 * f * f, f);
+        layer(f * a, a);
+        layer(f * 4 * a, 4 * a);
+        let p2 = self.box_pooler * self.box_pooler;
+        let mut width = f;
+        for _ in 0..self.box_convs {
+            layer(9 * width * self.box_conv_dim, self.box_conv_dim);
+            width = self.box_conv_dim;
+        }
+        let mut flat = width * p2;
+        for _ in 0..self.box_fcs {
+            layer(flat * self.box_fc_dim, self.box_fc_dim);
+            flat = self.box_fc_dim;
+        }
+        let k = self.classes;
+        layer(flat * (k + 1), k + 1);
+        let reg = if self.class_agnostic_boxes { 4 } else { 4 * k };
+        layer(flat * reg, reg);
+        if self.mask {
+            let mut width = f;
+            let d = self.mask_conv_dim;
+            for _ in 0..self.mask_convs {
+                layer(9 * width * d, d);
+                width = d;
+            }
+            layer(4 * width * d, d);
+            let out = if self.class_agnostic_masks { 1 } else { k };
+            layer(d * out, out);
+        }
+        (all, weights, largest)
+    }
+
+    /// Bytes one image keeps for backward in the pyramid and the heads; `unkept` is what the
+    /// backbone's stages output that the backbone itself keeps not (a frozen stage's output,
+    /// which the lateral convolution keeps).
+    pub fn kept_per_image(&self, rg: Regime, unkept: f64) -> f64 {
+        let c = rg.compute;
+        let f = self.fpn_channels as f64;
+        let levels: f64 = LEVELS.iter().map(|&s| self.positions(s)).sum();
+        let p6 = self.positions(P6);
+        // The top-down sums and the outputs; P6 and its max-pool indices.
+        let pyramid = 2.0 * f * levels * c + f * p6 * (c + 8.0);
+        // The RPN's ReLU output and its two maps (objectness and 4 deltas per anchor).
+        let rpn = (f + 5.0 * self.anchors as f64) * (levels + p6) * c;
+        let r = self.rois as f64;
+        let p2 = (self.box_pooler * self.box_pooler) as f64;
+        // Pooled input, each layer's ReLU output, the class scores and their log-softmax.
+        let boxes = r
+            * (f * p2
+                + self.box_convs as f64 * self.box_conv_dim as f64 * p2
+                + self.box_fcs as f64 * self.box_fc_dim as f64
+                + 2.0 * (self.classes + 1) as f64)
+            * c;
+        let masks = if self.mask {
+            let n = self.foreground_rois as f64;
+            let m2 = (self.mask_pooler * self.mask_pooler) as f64;
+            let d = self.mask_conv_dim as f64;
+            let up = 4.0 * m2;
+            // Pooled input, each convolution's output, the deconvolution's (kept by the
+            // predictor), then the gathered logits and their fp32 targets.
+            n * (f * m2 + self.mask_convs as f64 * d * m2 + d * up) * c + n * up * (c + 4.0)
+        } else {
+            0.0
+        };
+        unkept + pyramid + rpn + boxes + masks
+    }
+
+    /// The transient of the step's largest instant for `b` images a GPU: the anchor matching of
+    /// one image, or the gradients at P2 in backward, whichever is larger.
+    pub fn transient(&self, rg: Regime, b: f64) -> f64 {
+        let matching = 24.0 * self.boxes as f64 * self.anchor_count();
+        let grads = if self.mask { 4.0 } else { 3.0 };
+        let p2 = b * self.fpn_channels as f64 * self.positions(LEVELS[0]) * rg.compute;
+        matching.max(grads * p2)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn r50_fpn() -> Heads {
+        Heads {
+            input_height: 800,
+            input_width: 1344,
+            fpn_channels: 256,
+            anchors: 3,
+            rois: 512,
+            foreground_rois: 128,
+            box_pooler: 7,
+            box_fcs: 2,
+            box_fc_dim: 1024,
+            classes: 80,
+            mask_pooler: 14,
+            mask_convs: 4,
+            mask_conv_dim: 256,
+            boxes: 100,
+            ..Heads::default()
+        }
+    }
+
+    #[test]
+    fn faster_rcnn_heads_count_torchvisions_parameters() {
+        // torchvision's fasterrcnn_resnet50_fpn has 41,755,286 parameters with 91 classes;
+        // its pyramid, RPN and two-FC box head are detectron2's. Less the ResNet-50 body
+        // (23,454,912 without BatchNorm, whose frozen scales are buffers) and its 91 classes
+        // where detectron2 has 80: 91 scores for 81 (10 x (1024 + 1)), 364 deltas for 320
+        // (44 x (1024 + 1)).
+        let (all, _, largest) = r50_fpn().params(&[256, 512, 1024, 2048]);
+        assert_eq!(all, 41_755_286 - 23_454_912 - 10 * 1025 - 44 * 1025);
+        // The first FC layer: 256 x 7 x 7 inputs to 1024.
+        assert_eq!(largest, 256 * 49 * 1024);
+    }
+
+    #[test]
+    fn anchors_cover_p2_to_p6_three_a_position() {
+        // 800 x 1344: 200 x 336 + 100 x 168 + 50 x 84 + 25 x 42 + 13 x 21 positions.
+        assert_eq!(
+            r50_fpn().anchor_count(),
+            3.0 * (67_200.0 + 16_800.0 + 4_200.0 + 1_050.0 + 273.0)
+        );
+    }
+
+    #[test]
+    fn the_mask_head_keeps_its_maps_at_the_foreground_cap() {
+        let fp32 = Regime {
+            compute: 4.0,
+            residual: 4.0,
+            autocast: false,
+        };
+        let faster = r50_fpn();
+        let mask = Heads {
+            mask: true,
+            ..r50_fpn()
+        };
+        let extra = mask.kept_per_image(fp32, 0.0) - faster.kept_per_image(fp32, 0.0);
+        // 128 proposals: 256 x 14 x 14 pooled, 4 x 256 x 14 x 14 conv outputs, 256 x 28 x 28
+        // deconvolved, in fp32; 28 x 28 logits and targets.
+        let maps = 128.0 * (5.0 * 256.0 * 196.0 + 256.0 * 784.0) * 4.0;
+        assert_eq!(extra, maps + 128.0 * 784.0 * 8.0);
+    }
+}

@@ -1,0 +1,254 @@
+//! A detectron2 detector is sized per image from its own config (#26 item 4): the ResNet's
+//! depth, groups and frozen stages, the pyramid and the heads, and the largest input the resize
+//! allows; `SOLVER.IMS_PER_BATCH` is split over the GPUs; HW101 lowers it and scales
+//! `SOLVER.BASE_LR` by the linear rule detectron2 documents. Any other detector is refused by
+//! the key that makes it another. Fixtures in fixtures/detectors/ restate the model zoo's
+//! configs (each cites its source); the zoo's own memory column is in
+//! tests/data/published_peaks.toml.
+
+#[path = "support/planned.rs"]
+mod support;
+
+#[path = "support/cli.rs"]
+mod cli;
+
+use serde_json::Value;
+
+const DIR: &str = "fixtures/detectors";
+/// Detectors hwlint does not size, under DIR.
+const REFUSED: &str = "refused";
+
+/// `hwlint estimate` of a fixture over `gpus` GPUs, as JSON.
+fn estimate(rel: &str, gpus: u32) -> Value {
+    support::hwlint_json(&[
+        "estimate",
+        &format!("{DIR}/{rel}"),
+        "--gpus",
+        &gpus.to_string(),
+        "--output-format",
+        "json",
+    ])
+}
+
+fn num(v: &Value, key: &str) -> f64 {
+    v[key]
+        .as_f64()
+        .unwrap_or_else(|| panic!("no `{key}` in {v}"))
+}
+
+/// The HW901 reason `hwlint check` gives a fixture it refuses.
+fn refusal(rel: &str) -> String {
+    let v = support::hwlint_json(&["check", &format!("{DIR}/{rel}"), "--output-format", "json"]);
+    let found: Vec<&Value> = v.as_array().unwrap().iter().collect();
+    assert_eq!(found.len(), 1, "{rel}: {v}");
+    assert_eq!(found[0]["code"], "HW901", "{rel}");
+    found[0]["message"].as_str().unwrap().to_string()
+}
+
+#[test]
+fn every_fixture_is_read_by_a_test() {
+    let source = include_str!("detector_readings.rs");
+    support::every_fixture_named_in(DIR, source);
+    support::every_fixture_named_in(&format!("{DIR}/{REFUSED}"), source);
+    for entry in std::fs::read_dir(support::fixture(DIR, "")).unwrap() {
+        let path = entry.unwrap().path();
+        if path.is_file() {
+            let text = std::fs::read_to_string(&path).unwrap();
+            assert!(
+                text.starts_with('#') && text.contains("detectron2@02b5c4e295e9"),
+                "{}: the header cites the detectron2 commit it restates",
+                path.display()
+            );
+        }
+    }
+}
+
+#[test]
+fn the_zoo_rows_read_their_backbone_heads_and_share_of_the_batch() {
+    // The model each zoo config describes over Base-RCNN-FPN.yaml, and its parameters:
+    // torchvision's fasterrcnn_resnet50_fpn (41,755,286) and maskrcnn_resnet50_fpn
+    // (44,401,393) are detectron2's R50-FPN models with 91 classes, not 80: 91 scores where
+    // detectron2 has 81 (10 x (1024 + 1) more), 364 deltas for 320 (44 x (1024 + 1)) and, for
+    // masks, 91 mask logits for 80 (11 x (256 + 1)).
+    let rows = [
+        (
+            "faster_rcnn_R_50_FPN_3x.yaml",
+            "R-50-FPN Faster R-CNN",
+            Some(41_699_936),
+        ),
+        (
+            "faster_rcnn_R_101_FPN_3x.yaml",
+            "R-101-FPN Faster R-CNN",
+            None,
+        ),
+        (
+            "faster_rcnn_X_101_32x8d_FPN_3x.yaml",
+            "X-101-32x8d-FPN Faster R-CNN",
+            None,
+        ),
+        (
+            "mask_rcnn_R_50_FPN_3x.yaml",
+            "R-50-FPN Mask R-CNN",
+            Some(44_343_216),
+        ),
+        ("mask_rcnn_R_101_FPN_3x.yaml", "R-101-FPN Mask R-CNN", None),
+        (
+            "mask_rcnn_X_101_32x8d_FPN_3x.yaml",
+            "X-101-32x8d-FPN Mask R-CNN",
+            None,
+        ),
+    ];
+    assert_eq!(41_755_286 - 10 * 1025 - 44 * 1025, 41_699_936);
+    assert_eq!(44_401_393 - 10 * 1025 - 44 * 1025 - 11 * 257, 44_343_216);
+    let mut acts = Vec::new();
+    for (file, label, params) in rows {
+        let e = estimate(file, 8);
+        assert!(
+            e["model"].as_str().unwrap().contains(label),
+            "{file}: {}",
+            e["model"]
+        );
+        if let Some(p) = params {
+            assert_eq!(num(&e, "params") as u64, p, "{file}");
+        }
+        // IMS_PER_BATCH 16 over 8 GPUs; detectron2's SGD with momentum; plain DDP's buckets.
+        assert_eq!(e["plan"]["batch"], 2, "{file}");
+        assert_eq!(e["plan"]["optimizer"], "sgd-momentum", "{file}");
+        assert_eq!(e["plan"]["ddp_buckets"], true, "{file}");
+        assert_eq!(e["plan"]["checkpointing"], "none", "{file}");
+        acts.push(num(&e, "activations_bytes"));
+    }
+    // Deeper and wider backbones keep more; a mask head adds to the same backbone.
+    assert!(acts[0] < acts[1] && acts[1] < acts[2], "{acts:?}");
+    assert!(acts[3] < acts[4] && acts[4] < acts[5], "{acts:?}");
+    assert!((0..3).all(|i| acts[i] < acts[i + 3]), "{acts:?}");
+    // On one GPU the step takes all 16 images and there is no DDP.
+    let one = estimate("faster_rcnn_R_50_FPN_3x.yaml", 1);
+    assert_eq!(one["plan"]["batch"], 16);
+    assert_eq!(one["plan"]["ddp_buckets"], false);
+}
+
+#[test]
+fn frozen_stages_and_norms_change_what_the_backbone_keeps() {
+    let base = num(
+        &estimate("faster_rcnn_R_50_FPN_3x.yaml", 8),
+        "activations_bytes",
+    );
+    // FREEZE_AT 0 trains the stem and res2: per image (800 x 1344 padded, fp32) the stem's
+    // ReLU output (64 x 400 x 672), the max-pool's int64 indices and output (64 x 200 x 336),
+    // and res2's three blocks (64 + 64 + 256 channels at 200 x 336 each); res2's output was
+    // already kept as res3's input.
+    let (stem, pooled, res2) = (64.0 * 400.0 * 672.0, 64.0 * 200.0 * 336.0, 200.0 * 336.0);
+    let per_image = 4.0 * stem + (8.0 + 4.0) * pooled + 3.0 * 4.0 * (64.0 + 64.0 + 256.0) * res2
+        - 4.0 * 256.0 * res2;
+    let thawed = num(
+        &estimate("r50-fpn-freeze-at-0.yaml", 8),
+        "activations_bytes",
+    );
+    assert_eq!(thawed - base, 2.0 * per_image);
+    // A trained norm (SyncBN) keeps each convolution's output in the trained stages.
+    let synced = num(&estimate("r50-fpn-syncbn.yaml", 8), "activations_bytes");
+    assert!(synced > base * 1.1, "{synced} vs {base}");
+}
+
+#[test]
+fn the_input_is_the_largest_the_resize_and_batching_allow() {
+    let zoo = estimate("faster_rcnn_R_50_FPN_3x.yaml", 8);
+    assert!(zoo["model"]
+        .as_str()
+        .unwrap()
+        .contains("on 800 x 1344 images"));
+    // MIN_SIZE_TRAIN 1024 with the long side capped at 1333, padded to 32; batches that mix
+    // orientations pad both sides to the long one. AMP halves the kept maps.
+    let amp = estimate("r50-fpn-amp-square.yaml", 8);
+    assert!(
+        amp["model"]
+            .as_str()
+            .unwrap()
+            .contains("on 1344 x 1344 images"),
+        "{}",
+        amp["model"]
+    );
+    assert_eq!(amp["plan"]["precision"], "fp16-mixed");
+    assert!(num(&amp, "activations_bytes") < num(&zoo, "activations_bytes"));
+}
+
+#[test]
+fn sixteen_x101_images_on_one_24gb_card_are_lowered_with_the_learning_rate() {
+    let dir = tempfile::tempdir().unwrap();
+    for f in ["Base-RCNN-FPN.yaml", "x101-mask-one-gpu.yaml"] {
+        let text = std::fs::read_to_string(support::fixture(DIR, f)).unwrap();
+        cli::write(dir.path(), f, &text);
+    }
+    let args = ["--target", "rtx-4090", "--gpus", "1"];
+    let out = cli::hwlint(dir.path())
+        .args(["check", "x101-mask-one-gpu.yaml", "--output-format", "json"])
+        .args(args)
+        .output()
+        .unwrap();
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let found = &v.as_array().unwrap()[0];
+    assert_eq!(found["code"], "HW101", "{v}");
+    let message = found["message"].as_str().unwrap();
+    assert!(
+        message.contains("X-101-32x8d-FPN Mask R-CNN") && message.contains("micro-batch 16"),
+        "{message}"
+    );
+    let fix = found["fix"]["message"].as_str().unwrap();
+    assert_eq!(found["fix"]["applicability"], "unsafe", "{fix}");
+    assert!(fix.contains("linear scaling rule"), "{fix}");
+    cli::hwlint(dir.path())
+        .args(["check", "x101-mask-one-gpu.yaml", "--fix", "--unsafe-fixes"])
+        .args(args)
+        .assert()
+        .success();
+    let fixed = std::fs::read_to_string(dir.path().join("x101-mask-one-gpu.yaml")).unwrap();
+    let value = |key: &str| -> f64 {
+        fixed
+            .lines()
+            .find_map(|l| l.trim().strip_prefix(key))
+            .and_then(|v| v.trim().parse().ok())
+            .unwrap_or_else(|| panic!("{key} in\n{fixed}"))
+    };
+    let images = value("IMS_PER_BATCH:");
+    assert!((1.0..16.0).contains(&images), "{fixed}");
+    // 0.02 at 16 images, scaled as the batch: GETTING_STARTED.md's 16 at 0.02 -> 2 at 0.0025.
+    assert!(
+        (value("BASE_LR:") - 0.02 * images / 16.0).abs() < 1e-9,
+        "{fixed}"
+    );
+    // Only those two lines changed, and the lowered step fits the card.
+    let before = std::fs::read_to_string(support::fixture(DIR, "x101-mask-one-gpu.yaml")).unwrap();
+    let changed: Vec<(&str, &str)> = before
+        .lines()
+        .zip(fixed.lines())
+        .filter(|(a, b)| a != b)
+        .collect();
+    assert_eq!(changed.len(), 2, "{changed:?}");
+    assert_eq!(before.lines().count(), fixed.lines().count());
+    cli::hwlint(dir.path())
+        .args(["check", "x101-mask-one-gpu.yaml"])
+        .args(args)
+        .assert()
+        .success();
+}
+
+#[test]
+fn other_detectors_are_refused_by_the_key_that_makes_them_another() {
+    for (file, says) in [
+        ("c4.yaml", "`MODEL.BACKBONE.NAME` is build_resnet_backbone"),
+        ("cascade.yaml", "`MODEL.ROI_HEADS.NAME` is CascadeROIHeads"),
+        (
+            "deformable.yaml",
+            "`MODEL.RESNETS.DEFORM_ON_PER_STAGE` is [false, true, true, true]",
+        ),
+        ("retinanet.yaml", "`MODEL.META_ARCHITECTURE` is RetinaNet"),
+        (
+            "missing-base.yaml",
+            "the file names bases (`_BASE_`) hwlint could not read",
+        ),
+    ] {
+        let why = refusal(&format!("{REFUSED}/{file}"));
+        assert!(why.contains(says), "{file}: {why}");
+    }
+}
