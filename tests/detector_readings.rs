@@ -17,6 +17,9 @@ use serde_json::Value;
 const DIR: &str = "fixtures/detectors";
 /// Detectors hwlint does not size, under DIR.
 const REFUSED: &str = "refused";
+/// MMDetection's configs, under DIR, with their `_base_` modules.
+const MMDET: &str = "mmdet";
+const MMDET_BASES: &str = "_base_";
 
 /// `hwlint estimate` of a fixture over `gpus` GPUs, as JSON.
 fn estimate(rel: &str, gpus: u32) -> Value {
@@ -50,6 +53,8 @@ fn every_fixture_is_read_by_a_test() {
     let source = include_str!("detector_readings.rs");
     support::every_fixture_named_in(DIR, source);
     support::every_fixture_named_in(&format!("{DIR}/{REFUSED}"), source);
+    support::every_fixture_named_in(&format!("{DIR}/{MMDET}"), source);
+    assert!(support::fixture(DIR, &format!("{MMDET}/{MMDET_BASES}")).is_dir());
     for entry in std::fs::read_dir(support::fixture(DIR, "")).unwrap() {
         let path = entry.unwrap().path();
         if path.is_file() {
@@ -245,10 +250,92 @@ fn other_detectors_are_refused_by_the_key_that_makes_them_another() {
         ("retinanet.yaml", "`MODEL.META_ARCHITECTURE` is RetinaNet"),
         (
             "missing-base.yaml",
-            "the file names bases (`_BASE_`) hwlint could not read",
+            "neither it nor the bases hwlint could read set the model (`MODEL.META_ARCHITECTURE`)",
         ),
     ] {
         let why = refusal(&format!("{REFUSED}/{file}"));
+        assert!(why.contains(says), "{file}: {why}");
+    }
+}
+
+#[test]
+fn mmdetection_rows_read_their_backbone_heads_and_norms() {
+    // MMDetection's ResNet keeps BN with trainable affine parameters (norm_cfg requires_grad,
+    // only its mode frozen by norm_eval): detectron2's R50-FPN plus ResNet-50's 53,120 BN
+    // weights and biases.
+    let rows = [
+        (
+            "faster-rcnn_r50_fpn_1x_coco.py",
+            "R-50-FPN Faster R-CNN",
+            Some(41_699_936 + 53_120),
+        ),
+        (
+            "faster-rcnn_r101_fpn_1x_coco.py",
+            "R-101-FPN Faster R-CNN",
+            None,
+        ),
+        (
+            "faster-rcnn_x101-32x4d_fpn_1x_coco.py",
+            "X-101-32x4d-FPN Faster R-CNN",
+            None,
+        ),
+        (
+            "faster-rcnn_x101-64x4d_fpn_1x_coco.py",
+            "X-101-64x4d-FPN Faster R-CNN",
+            None,
+        ),
+        (
+            "mask-rcnn_r50_fpn_1x_coco.py",
+            "R-50-FPN Mask R-CNN",
+            Some(44_343_216 + 53_120),
+        ),
+        (
+            "mask-rcnn_r101_fpn_1x_coco.py",
+            "R-101-FPN Mask R-CNN",
+            None,
+        ),
+        (
+            "mask-rcnn_x101-32x4d_fpn_1x_coco.py",
+            "X-101-32x4d-FPN Mask R-CNN",
+            None,
+        ),
+        (
+            "mask-rcnn_x101-64x4d_fpn_1x_coco.py",
+            "X-101-64x4d-FPN Mask R-CNN",
+            None,
+        ),
+    ];
+    for (file, label, params) in rows {
+        let e = estimate(&format!("{MMDET}/{file}"), 8);
+        let model = e["model"].as_str().unwrap();
+        assert!(
+            model.contains(label) && model.contains("on 800 x 1344 images under `model`"),
+            "{file}: {model}"
+        );
+        if let Some(p) = params {
+            assert_eq!(num(&e, "params") as u64, p, "{file}");
+        }
+        // train_dataloader.batch_size is per GPU; SGD with momentum 0.9 (schedule_1x.py).
+        assert_eq!(e["plan"]["batch"], 2, "{file}");
+        assert_eq!(e["plan"]["optimizer"], "sgd-momentum", "{file}");
+        assert_eq!(e["plan"]["ddp_buckets"], true, "{file}");
+    }
+    // BN in eval mode still keeps its input: the same R50-FPN keeps more than under
+    // detectron2's FrozenBN, and more again with the stride in the 3x3 (pytorch style).
+    let d2 = num(
+        &estimate("faster_rcnn_R_50_FPN_3x.yaml", 8),
+        "activations_bytes",
+    );
+    let mm = num(
+        &estimate(&format!("{MMDET}/faster-rcnn_r50_fpn_1x_coco.py"), 8),
+        "activations_bytes",
+    );
+    assert!(mm > d2 * 1.3, "{mm} vs {d2}");
+    for (file, says) in [
+        ("refused-retinanet.py", "`model.type` is RetinaNet"),
+        ("refused-with-cp.py", "`model.backbone.with_cp` is true"),
+    ] {
+        let why = refusal(&format!("{MMDET}/{file}"));
         assert!(why.contains(says), "{file}: {why}");
     }
 }

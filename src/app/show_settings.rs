@@ -115,10 +115,13 @@ pub fn render_text(results: &[FileResult]) -> String {
                 }
             }
             // A file that names its model (`hf_causal_lm`'s Hub id) describes none to read.
-            if let (Some(why), None) = (
-                &run.setup.architecture_unread,
-                run.setup.get(crate::dialect::Concept::Model),
-            ) {
+            // A policy or detector described past what hwlint sizes is not read either.
+            let unread = run.setup.architecture_unread.as_ref().or(run
+                .setup
+                .unread
+                .get(&crate::dialect::Concept::Model)
+                .filter(|_| run.setup.architecture.is_none()));
+            if let (Some(why), None) = (unread, run.setup.get(crate::dialect::Concept::Model)) {
                 out.push_str(&format!("  model not read: {why}\n"));
             }
             for (concept, s) in &run.setup.settings {

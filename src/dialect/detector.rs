@@ -4,19 +4,22 @@
 //! keeps the memory model).
 //!
 //! Only the model the dialect's `requires` describe is sized (detectron2's `GeneralizedRCNN`
-//! with a ResNet-FPN backbone and the standard heads); any other (a C4 backbone, cascade or
-//! keypoint heads, deformable convolutions, a normalized pyramid) is refused by the key that
-//! makes it another, so the estimate never stands for a model it did not read.
+//! with a ResNet-FPN backbone and the standard heads, MMDetection's Faster and Mask R-CNN with
+//! the same); any other (a C4 backbone, cascade or keypoint heads, deformable convolutions, a
+//! normalized pyramid, checkpointed blocks) is refused by the key that makes it another, so the
+//! estimate never stands for a model it did not read. Each dialect names its keys, their
+//! defaults and what their values mean (`Field`), and how its input is resized (yacs keys, or a
+//! data pipeline's resize step).
 
 use std::collections::BTreeMap;
 
 use serde::Deserialize;
 
 use super::described::int;
-use super::policy::{to_toml, Key};
+use super::policy::to_toml;
 use super::setup::InlineModel;
 use super::spec::Dialect;
-use crate::syntax::{Loader, Node};
+use crate::syntax::{Loader, Node, NodeKind, Value};
 
 /// The largest input side hwlint sizes: beyond it a typo would make a map of billions of
 /// positions.
@@ -29,52 +32,100 @@ pub struct DetectorSpec {
     /// The key that names the model's kind; a file that names bases (`inherit`) but whose
     /// chain sets it not was read without them.
     pub meta: String,
+    /// The framework has no default model: a file (and its bases) without `meta` describes
+    /// none (an MMEngine schedule or runtime file).
+    #[serde(default)]
+    pub meta_required: bool,
     /// What the model must be for hwlint to size it.
     pub requires: Vec<Requirement>,
-    pub depth: Key,
+    pub depth: Field,
     /// Blocks per stage for each depth the backbone builds, and which depths use basic blocks.
     pub depths: BTreeMap<String, Vec<u64>>,
     pub basic_depths: Vec<u64>,
-    pub groups: Key,
-    pub width_per_group: Key,
-    pub stride_in_1x1: Key,
-    pub stem_channels: Key,
-    pub res2_channels: Key,
-    pub norm: Key,
+    pub groups: Field,
+    pub width_per_group: Field,
+    pub stride_in_1x1: Field,
+    pub stem_channels: Field,
+    pub res2_channels: Field,
+    pub norm: Field,
     /// Norms whose scale and shift are buffers (keep nothing), and norms that train (keep
     /// their input).
     pub frozen_norms: Vec<String>,
     pub trained_norms: Vec<String>,
-    pub freeze_at: Key,
-    pub fpn_channels: Key,
-    pub anchor_sizes: Key,
-    pub aspect_ratios: Key,
-    pub rois: Key,
-    pub positive_fraction: Key,
-    pub classes: Key,
-    pub box_pooler: Key,
-    pub box_convs: Key,
-    pub box_conv_dim: Key,
-    pub box_fcs: Key,
-    pub box_fc_dim: Key,
-    pub box_class_agnostic: Key,
-    pub mask: Key,
-    pub mask_pooler: Key,
-    pub mask_convs: Key,
-    pub mask_conv_dim: Key,
-    pub mask_class_agnostic: Key,
-    /// The resize: short side (one size, or choices, or a range: the largest counts) and the
-    /// long side's cap.
-    pub min_size: Key,
-    pub max_size: Key,
+    pub freeze_at: Field,
+    pub fpn_channels: Field,
+    pub anchor_sizes: Field,
+    pub aspect_ratios: Field,
+    pub rois: Field,
+    pub positive_fraction: Field,
+    pub classes: Field,
+    pub box_pooler: Field,
+    pub box_convs: Field,
+    pub box_conv_dim: Field,
+    pub box_fcs: Field,
+    pub box_fc_dim: Field,
+    pub box_class_agnostic: Field,
+    pub mask: Field,
+    pub mask_pooler: Field,
+    pub mask_convs: Field,
+    pub mask_conv_dim: Field,
+    pub mask_class_agnostic: Field,
+    /// The resize as yacs keys (detectron2), or as a step of the data pipeline (MMDetection).
+    pub resize: Option<YacsResize>,
+    pub pipeline: Option<PipelineResize>,
     /// Batches group images by orientation; without it a batch pads a portrait and a
     /// landscape image to a square of the long side.
-    pub aspect_grouping: Key,
-    /// The batch is padded to a multiple of the pyramid's coarsest input stride.
-    pub size_divisibility: u64,
-    /// Ground-truth boxes an image the anchor matching is sized at (the dataset decides).
+    pub aspect_grouping: Field,
+    /// The batch is padded to a multiple of this.
+    pub size_divisibility: Field,
+    /// Ground-truth boxes an image the anchor matching is sized at (the dataset decides), and
+    /// the bytes its IoU holds a box and anchor.
     pub boxes_assumed: u64,
+    pub matching_bytes: u64,
     pub source: String,
+}
+
+/// A key the builder reads, with the framework's default (an empty key: the framework fixes
+/// the value), and what its values mean where they are not the number or switch itself.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Field {
+    #[serde(default)]
+    pub key: String,
+    pub default: Option<toml::Value>,
+    /// Values (as text; `*` any other) and what each means (`style = "caffe"`: stride in 1x1).
+    #[serde(default)]
+    pub map: BTreeMap<String, toml::Value>,
+    /// Added to a whole number (MMDetection's `frozen_stages` -1 is detectron2's `FREEZE_AT` 0).
+    #[serde(default)]
+    pub offset: i64,
+    /// The value is whether the key is set to something other than null (a mask head).
+    #[serde(default)]
+    pub present: bool,
+}
+
+/// detectron2's resize keys: the short side (one size, choices or a range: the largest counts)
+/// and the long side's cap.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct YacsResize {
+    pub min_size: Field,
+    pub max_size: Field,
+}
+
+/// A resize step of a data pipeline (a list of `dict(type=..., ...)`): the first list found,
+/// the step types that resize, and the keys that hold their `(long, short)` scale or a list of
+/// scales.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PipelineResize {
+    pub lists: Vec<String>,
+    pub types: Vec<String>,
+    pub scale_keys: Vec<String>,
+    /// Keys of the step that make the image larger than its scale (a ratio range): hwlint
+    /// does not read them, so such a step is refused.
+    #[serde(default)]
+    pub refused_keys: Vec<String>,
 }
 
 /// A key whose value (or default) must be one of `is` for the model to be the one sized;
@@ -95,10 +146,20 @@ pub fn architecture(dialect: &Dialect, root: &Node) -> Result<Option<InlineModel
         return Ok(None);
     };
     let loader = dialect.loader;
+    let named = root.get_dotted(&spec.meta).is_some();
+    if spec.meta_required
+        && !named
+        && dialect
+            .inherit
+            .as_ref()
+            .is_none_or(|k| root.get_dotted(k).is_none())
+    {
+        return Ok(None);
+    }
     if let Some(inherit) = &dialect.inherit {
         if root.get_dotted(inherit).is_some() && root.get_dotted(&spec.meta).is_none() {
             return Err(format!(
-                "the file names bases (`{inherit}`) hwlint could not read, and the model (`{}`) is in them",
+                "the file names bases (`{inherit}`), but neither it nor the bases hwlint could read set the model (`{}`)",
                 spec.meta
             ));
         }
@@ -166,6 +227,7 @@ pub fn architecture(dialect: &Dialect, root: &Node) -> Result<Option<InlineModel
         ("box_fc_dim", r.int(&spec.box_fc_dim)?),
         ("classes", r.int(&spec.classes)?),
         ("boxes", spec.boxes_assumed),
+        ("matching_bytes", spec.matching_bytes),
     ] {
         heads.insert(field.into(), int(value));
     }
@@ -237,7 +299,8 @@ pub fn architecture(dialect: &Dialect, root: &Node) -> Result<Option<InlineModel
         )
         .into(),
     );
-    let at = "MODEL";
+    // The mapping that holds the model: `MODEL` (detectron2), `model` (MMDetection).
+    let at = spec.meta.split('.').next().unwrap_or_default();
     let model = InlineModel {
         table,
         key: at.to_string(),
@@ -257,8 +320,14 @@ pub fn architecture(dialect: &Dialect, root: &Node) -> Result<Option<InlineModel
 /// Anchors at each position: sizes x aspect ratios of a level, the same at every level (the
 /// RPN head predicts one count, `StandardRPNHead` asserts it); a single list serves all levels.
 fn anchors_per_position(r: &Reader, spec: &DetectorSpec) -> Result<u64, String> {
-    let per_level = |k: &Key| -> Result<Vec<u64>, String> {
+    let per_level = |k: &Field| -> Result<Vec<u64>, String> {
         match r.value(k) {
+            // One list for every level (MMDetection's `scales=[8]`).
+            Some(toml::Value::Array(flat))
+                if !flat.is_empty() && flat.iter().all(|v| !v.is_array()) =>
+            {
+                Ok(vec![flat.len() as u64])
+            }
             Some(toml::Value::Array(levels)) if !levels.is_empty() => levels
                 .iter()
                 .map(|l| match l {
@@ -300,23 +369,12 @@ fn anchors_per_position(r: &Reader, spec: &DetectorSpec) -> Result<u64, String> 
 /// side's cap (a long image is scaled down to it), both padded to the size divisibility; a
 /// square of the long side when batches mix orientations.
 fn input(r: &Reader, spec: &DetectorSpec) -> Result<(u64, u64), String> {
-    let short = match r.value(&spec.min_size) {
-        Some(toml::Value::Integer(n)) if n > 0 => n as u64,
-        Some(toml::Value::Array(v)) => v
-            .iter()
-            .filter_map(|n| n.as_integer())
-            .max()
-            .filter(|&n| n > 0 && v.iter().all(|x| x.as_integer().is_some()))
-            .map(|n| n as u64)
-            .ok_or_else(|| format!("`{}` is not a list of sizes", spec.min_size.key))?,
-        // yacs reads a string such as "(640, 672, 800)" as the Python tuple it spells
-        // (yacs config.py `_decode_cfg_value`, `literal_eval`).
-        Some(toml::Value::String(s)) => tuple_max(&s)
-            .ok_or_else(|| format!("`{}` is {s}, not a tuple of sizes", spec.min_size.key))?,
-        _ => return Err(format!("`{}` is not a size", spec.min_size.key)),
+    let (short, long) = match (&spec.resize, &spec.pipeline) {
+        (Some(y), _) => yacs_sides(r, y)?,
+        (None, Some(p)) => pipeline_sides(r, p)?,
+        (None, None) => return Err("the dialect names no resize".into()),
     };
-    let long = r.int(&spec.max_size)?;
-    let d = spec.size_divisibility.max(1);
+    let d = r.int(&spec.size_divisibility)?.max(1);
     let pad = |n: u64| n.div_ceil(d) * d;
     let (h, w) = (pad(short.min(long)), pad(long.max(short)));
     if w > MAX_SIDE {
@@ -329,6 +387,84 @@ fn input(r: &Reader, spec: &DetectorSpec) -> Result<(u64, u64), String> {
     } else {
         (w, w)
     })
+}
+
+/// detectron2's `ResizeShortestEdge(MIN_SIZE_TRAIN, MAX_SIZE_TRAIN)`: the largest short side
+/// and the cap of the long one.
+fn yacs_sides(r: &Reader, y: &YacsResize) -> Result<(u64, u64), String> {
+    let short = match r.value(&y.min_size) {
+        Some(toml::Value::Integer(n)) if n > 0 => n as u64,
+        Some(toml::Value::Array(v)) => v
+            .iter()
+            .filter_map(|n| n.as_integer())
+            .max()
+            .filter(|&n| n > 0 && v.iter().all(|x| x.as_integer().is_some()))
+            .map(|n| n as u64)
+            .ok_or_else(|| format!("`{}` is not a list of sizes", y.min_size.key))?,
+        // yacs reads a string such as "(640, 672, 800)" as the Python tuple it spells
+        // (yacs config.py `_decode_cfg_value`, `literal_eval`).
+        Some(toml::Value::String(s)) => tuple_max(&s)
+            .ok_or_else(|| format!("`{}` is {s}, not a tuple of sizes", y.min_size.key))?,
+        _ => return Err(format!("`{}` is not a size", y.min_size.key)),
+    };
+    Ok((short, r.int(&y.max_size)?))
+}
+
+/// The resize step of a data pipeline: its `(long, short)` scale, or the largest sides of its
+/// list of scales.
+fn pipeline_sides(r: &Reader, p: &PipelineResize) -> Result<(u64, u64), String> {
+    let (list_key, list) = p
+        .lists
+        .iter()
+        .find_map(|k| r.root.get_dotted(k).map(|n| (k, n)))
+        .ok_or_else(|| format!("`{}` is not set", p.lists.join("` or `")))?;
+    let NodeKind::Seq(steps) = &list.kind else {
+        return Err(format!("`{list_key}` is not a list of steps"));
+    };
+    let step = steps
+        .iter()
+        .find(|s| {
+            s.get_dotted("type")
+                .and_then(|t| to_toml(r.loader, t))
+                .and_then(|t| t.as_str().map(|t| p.types.iter().any(|x| x == t)))
+                .unwrap_or(false)
+        })
+        .ok_or_else(|| {
+            format!(
+                "`{list_key}` has no resize step ({}) hwlint reads",
+                p.types.join(", ")
+            )
+        })?;
+    if let Some(k) = p.refused_keys.iter().find(|k| step.get_dotted(k).is_some()) {
+        return Err(format!(
+            "the resize step in `{list_key}` sets `{k}`, which hwlint does not read"
+        ));
+    }
+    let scale = p
+        .scale_keys
+        .iter()
+        .find_map(|k| step.get_dotted(k).and_then(|n| to_toml(r.loader, n)))
+        .ok_or_else(|| format!("the resize step in `{list_key}` has no scale hwlint can read"))?;
+    let pair = |v: &toml::Value| -> Option<(u64, u64)> {
+        match v.as_array()?.as_slice() {
+            [a, b] => {
+                let (a, b) = (a.as_integer()?, b.as_integer()?);
+                (a > 0 && b > 0).then(|| (a.min(b) as u64, a.max(b) as u64))
+            }
+            _ => None,
+        }
+    };
+    // One scale, or a list of them (multi-scale training): the largest of each side.
+    let sides = match pair(&scale) {
+        Some(one) => Some(one),
+        None => scale.as_array().and_then(|all| {
+            let pairs = all.iter().map(pair).collect::<Option<Vec<_>>>()?;
+            let short = pairs.iter().map(|p| p.0).max()?;
+            let long = pairs.iter().map(|p| p.1).max()?;
+            Some((short, long))
+        }),
+    };
+    sides.ok_or_else(|| format!("the resize step in `{list_key}` has a scale hwlint cannot read"))
 }
 
 /// The largest of a Python tuple or list of whole numbers written as text: `(640, 800)`,
@@ -352,59 +488,88 @@ struct Reader<'a> {
 }
 
 impl Reader<'_> {
-    fn value(&self, k: &Key) -> Option<toml::Value> {
-        match self.root.get_dotted(&k.key) {
-            Some(node) => to_toml(self.loader, node),
-            None => k.default.clone(),
+    /// The field's value: the file's (through its map, plus its offset), else the default.
+    fn value(&self, f: &Field) -> Option<toml::Value> {
+        let node = (!f.key.is_empty())
+            .then(|| self.root.get_dotted(&f.key))
+            .flatten();
+        if f.present {
+            let set = node.is_some_and(|n| {
+                !n.as_scalar()
+                    .is_some_and(|s| s.value(self.loader) == Value::Null)
+            });
+            return Some(toml::Value::Boolean(set));
         }
+        let Some(node) = node else {
+            return f.default.clone();
+        };
+        let v = to_toml(self.loader, node)?;
+        let v = if f.map.is_empty() {
+            v
+        } else {
+            let text = show(&v);
+            f.map.get(&text).or_else(|| f.map.get("*")).cloned()?
+        };
+        Some(match v {
+            toml::Value::Integer(n) if f.offset != 0 => toml::Value::Integer(n + f.offset),
+            v => v,
+        })
     }
 
-    /// A value as text to compare: a name, `true`, a number, or a list as `[a, b]`.
+    /// A value as text to compare: a name, `true`, a number, a list as `[a, b]`, `none`.
     fn text(&self, key: &str) -> Option<String> {
-        fn show(v: &toml::Value) -> String {
-            match v {
-                toml::Value::String(s) => s.clone(),
-                toml::Value::Array(items) => {
-                    let items: Vec<String> = items.iter().map(show).collect();
-                    format!("[{}]", items.join(", "))
-                }
-                other => other.to_string(),
-            }
-        }
         let node = self.root.get_dotted(key)?;
-        Some(
-            to_toml(self.loader, node)
-                .map_or_else(|| "a value hwlint cannot read".into(), |v| show(&v)),
-        )
+        Some(match to_toml(self.loader, node) {
+            Some(v) => show(&v),
+            None if node
+                .as_scalar()
+                .is_some_and(|s| s.value(self.loader) == Value::Null) =>
+            {
+                "none".into()
+            }
+            None => "a value hwlint cannot read".into(),
+        })
     }
 
-    fn int(&self, k: &Key) -> Result<u64, String> {
-        match self.value(k) {
+    fn int(&self, f: &Field) -> Result<u64, String> {
+        match self.value(f) {
             Some(toml::Value::Integer(n)) if (0..=1 << 20).contains(&n) => Ok(n as u64),
-            _ => Err(format!("`{}` is not a whole number hwlint sizes", k.key)),
+            _ => Err(format!("`{}` is not a whole number hwlint sizes", f.key)),
         }
     }
 
-    fn float(&self, k: &Key) -> Result<f64, String> {
-        match self.value(k) {
+    fn float(&self, f: &Field) -> Result<f64, String> {
+        match self.value(f) {
             Some(toml::Value::Integer(n)) => Ok(n as f64),
-            Some(toml::Value::Float(f)) => Ok(f),
-            _ => Err(format!("`{}` is not a number", k.key)),
+            Some(toml::Value::Float(x)) => Ok(x),
+            _ => Err(format!("`{}` is not a number", f.key)),
         }
     }
 
-    fn bool(&self, k: &Key) -> Result<bool, String> {
-        match self.value(k) {
+    fn bool(&self, f: &Field) -> Result<bool, String> {
+        match self.value(f) {
             Some(toml::Value::Boolean(b)) => Ok(b),
-            _ => Err(format!("`{}` is not true or false", k.key)),
+            _ => Err(format!("`{}` is not true or false", f.key)),
         }
     }
 
-    fn string(&self, k: &Key) -> Result<String, String> {
-        match self.value(k) {
+    fn string(&self, f: &Field) -> Result<String, String> {
+        match self.value(f) {
             Some(toml::Value::String(s)) => Ok(s),
-            _ => Err(format!("`{}` is not a name", k.key)),
+            _ => Err(format!("`{}` is not a name", f.key)),
         }
+    }
+}
+
+/// A value as text: a name as written, a list as `[a, b]`.
+fn show(v: &toml::Value) -> String {
+    match v {
+        toml::Value::String(s) => s.clone(),
+        toml::Value::Array(items) => {
+            let items: Vec<String> = items.iter().map(show).collect();
+            format!("[{}]", items.join(", "))
+        }
+        other => other.to_string(),
     }
 }
 

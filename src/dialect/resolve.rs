@@ -21,19 +21,19 @@ pub fn resolve(dialect: &Dialect, root: &Node) -> TrainingSetup {
         newer_keys: Default::default(),
         ignored: Default::default(),
     };
-    // A policy the file names but hwlint cannot size from its keys is not read at all: the
-    // catalog's entry for its name would be another configuration of it.
+    // A policy or detector the file describes but hwlint cannot size from its keys is not read
+    // at all: the catalog's entry for a policy's name would be another configuration of it.
     let mut policy_unread = None;
     let described = match architecture(dialect, root) {
         Ok(None) => match super::jepa::architecture(dialect, root) {
             Ok(None) => match super::policy::architecture(dialect, root) {
                 Ok(None) => super::detector::architecture(dialect, root),
-                Ok(found) => Ok(found),
-                Err(why) => {
-                    policy_unread = Some(why);
-                    Ok(None)
-                }
-            },
+                found => found,
+            }
+            .or_else(|why| {
+                policy_unread = Some(why);
+                Ok(None)
+            }),
             other => other,
         },
         other => other,

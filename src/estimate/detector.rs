@@ -1,10 +1,12 @@
 //! Two-stage detectors as detectron2 builds them (`GeneralizedRCNN` over
-//! `build_resnet_fpn_backbone`, `StandardRPNHead` and `StandardROIHeads`): the parameters of the
-//! feature pyramid and the heads, what one image keeps for backward beside the backbone's own
-//! activations (activations.rs walks the ResNet), and the transient at the step's largest
-//! instant.
+//! `build_resnet_fpn_backbone`, `StandardRPNHead` and `StandardROIHeads`) and MMDetection
+//! (`FasterRCNN`/`MaskRCNN` with an FPN, `RPNHead` and `StandardRoIHead`, the same modules): the
+//! parameters of the feature pyramid and the heads, what one image keeps for backward beside
+//! the backbone's own activations (activations.rs walks the ResNet), and the transient at the
+//! step's largest instant.
 //!
-//! What each module keeps, at detectron2@02b5c4e295e9 (paths under detectron2/modeling/):
+//! What each module keeps, at detectron2@02b5c4e295e9 (paths under detectron2/modeling/; the
+//! MMDetection modules rules/dialects/mmengine.toml cites keep the same):
 //! - the pyramid (backbone/fpn.py:139-167): a 1x1 lateral convolution reads each stage's output
 //!   (kept as its input), the top-down sum is kept by the 3x3 output convolution, and each
 //!   level's output by the RPN's convolution; P6 is a stride-2 max-pool of P5 (:188-200), which
@@ -23,7 +25,8 @@
 //! - the RPN's anchor matching, one image at a time: `pairwise_iou` of the image's boxes against
 //!   every anchor holds the [boxes, anchors, 2] fp32 minimum, maximum and difference at once
 //!   (structures/boxes.py:325-327) and then the IoU's [boxes, anchors] terms; detectron2 moves it
-//!   to the CPU when it does not fit (`retry_if_cuda_oom`, rpn.py:339-340);
+//!   to the CPU when it does not fit (`retry_if_cuda_oom`, rpn.py:339-340); MMDetection's
+//!   `bbox_overlaps` holds more (`matching_bytes`);
 //! - backward at the finest level: the gradients the RPN and each ROI pooler send to P2 and
 //!   their sum.
 //!
@@ -79,6 +82,10 @@ pub struct Heads {
     /// Ground-truth boxes an image for the anchor matching: the dataset decides, so this is an
     /// assumption the estimate states.
     pub boxes: u64,
+    /// Bytes the IoU of one box against one anchor holds at its largest (detectron2's
+    /// `pairwise_iou`: three [boxes, anchors, 2] fp32 tensors, 24; MMDetection's
+    /// `bbox_overlaps`: 36, its own docstring's 9 x 4 bytes).
+    pub matching_bytes: u64,
 }
 
 /// The pyramid's levels P2-P5 (strides 4-32), read from res2-res5, and P6 (stride 64).
@@ -209,7 +216,7 @@ impl Heads {
     /// The transient of the step's largest instant for `b` images a GPU: the anchor matching of
     /// one image, or the gradients at P2 in backward, whichever is larger.
     pub fn transient(&self, rg: Regime, b: f64) -> f64 {
-        let matching = 24.0 * self.boxes as f64 * self.anchor_count();
+        let matching = (self.matching_bytes * self.boxes) as f64 * self.anchor_count();
         let grads = if self.mask { 4.0 } else { 3.0 };
         let p2 = b * self.fpn_channels as f64 * self.positions(LEVELS[0]) * rg.compute;
         matching.max(grads * p2)
@@ -236,6 +243,7 @@ mod tests {
             mask_convs: 4,
             mask_conv_dim: 256,
             boxes: 100,
+            matching_bytes: 24,
             ..Heads::default()
         }
     }

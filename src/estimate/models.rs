@@ -85,7 +85,8 @@ pub enum Kind {
     /// LayerNorms without parameters. Tokens are the image's 2x2 patches of the 8x-downsampled
     /// latent plus the T5 text tokens (`max_position_embeddings`).
     Flux,
-    /// A two-stage detector (detectron2's `GeneralizedRCNN`): a ResNet backbone (`depths`,
+    /// A two-stage detector (detectron2's `GeneralizedRCNN`, MMDetection's Faster and Mask
+    /// R-CNN): a ResNet backbone (`depths`,
     /// `hidden_sizes`, ...), a feature pyramid, the region proposal network and the ROI box and
     /// mask heads, over the input `detector` gives (src/estimate/detector.rs).
     Detector,
