@@ -20,6 +20,9 @@ const REFUSED: &str = "refused";
 /// MMDetection's configs, under DIR, with their `_base_` modules.
 const MMDET: &str = "mmdet";
 const MMDET_BASES: &str = "_base_";
+/// Launch lines over a config, under DIR, and the config they name.
+const LAUNCH: &str = "launch";
+const LAUNCHED: &str = "configs";
 
 /// `hwlint estimate` of a fixture over `gpus` GPUs, as JSON.
 fn estimate(rel: &str, gpus: u32) -> Value {
@@ -55,6 +58,12 @@ fn every_fixture_is_read_by_a_test() {
     support::every_fixture_named_in(&format!("{DIR}/{REFUSED}"), source);
     support::every_fixture_named_in(&format!("{DIR}/{MMDET}"), source);
     assert!(support::fixture(DIR, &format!("{MMDET}/{MMDET_BASES}")).is_dir());
+    support::every_fixture_named_in(&format!("{DIR}/{LAUNCH}"), source);
+    assert!(support::fixture(
+        DIR,
+        &format!("{LAUNCH}/{LAUNCHED}/mask_rcnn_X_101_FPN.yaml")
+    )
+    .is_file());
     for entry in std::fs::read_dir(support::fixture(DIR, "")).unwrap() {
         let path = entry.unwrap().path();
         if path.is_file() {
@@ -338,4 +347,25 @@ fn mmdetection_rows_read_their_backbone_heads_and_norms() {
         let why = refusal(&format!("{MMDET}/{file}"));
         assert!(why.contains(says), "{file}: {why}");
     }
+}
+
+#[test]
+fn the_launch_line_sets_the_gpus_the_global_batch_splits_over() {
+    // `train_net.py --num-gpus N --config-file F`: 16 images over 1 GPU do not fit a 24 GB
+    // card; over the 8 GPUs the config is made for, 2 a GPU fit.
+    let codes = |script: &str| -> Vec<String> {
+        let out = cli::hwlint(std::path::Path::new(env!("CARGO_MANIFEST_DIR")))
+            .args(["check", &format!("{DIR}/{LAUNCH}/{script}")])
+            .args(["--target", "rtx-4090", "--output-format", "json"])
+            .output()
+            .unwrap();
+        let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+        v.as_array()
+            .unwrap()
+            .iter()
+            .map(|d| d["code"].as_str().unwrap().to_string())
+            .collect()
+    };
+    assert_eq!(codes("train-one-gpu.sh"), ["HW101"]);
+    assert_eq!(codes("train-eight-gpus.sh"), Vec::<String>::new());
 }
