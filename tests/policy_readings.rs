@@ -301,3 +301,37 @@ fn a_policy_its_keys_cannot_size_is_refused_by_name() {
         );
     }
 }
+
+#[test]
+fn vqbet_encodes_every_observation_step_and_reads_its_tokens() {
+    // One 96x96 camera, cropped to 84x84 (configuration_vqbet.py:98), over 5 steps: the ResNet
+    // sees 5 crops a sample; the GPT reads 5 x (camera + state + action query) + 3 - 1 tokens
+    // (modeling_vqbet.py:358-372).
+    let p = planned("vqbet-pusht.yaml").plan;
+    assert_eq!(
+        parts(&p),
+        [
+            ("backbone".into(), false, 5, None),
+            ("policy".into(), false, 1, Some(17)),
+            ("gpt input and output".into(), false, 1, None),
+        ]
+    );
+    assert_eq!(p.arch.parts[0].image_size, Some(84));
+    // ResNet-18 without its classifier (11.2M) and the GPT: 8 blocks of 12 x 512^2 plus
+    // biases and norms, the 500 x 512 position table and the 512 x 512 input and output layers.
+    let gpt = 8 * (12 * 512 * 512 + 13 * 512) + 500 * 512 + 2 * 512 * 512 + 512 + 2 * 512;
+    let all = trainable(&p);
+    assert!(
+        all > 11_000_000 + gpt && all < 11_300_000 + gpt,
+        "{all} vs {gpt} + ResNet-18"
+    );
+    // Cameras from the dataset: 1-4 of them over 3 steps, 96x96 crops: bounded.
+    let open = planned("vqbet-no-features.yaml").plan;
+    let backbone = &open.arch.parts[0];
+    assert_eq!(
+        (backbone.count, backbone.count_least, backbone.image_size),
+        (12, Some(3), Some(96))
+    );
+    let policy = &open.arch.parts[1];
+    assert_eq!((policy.tokens, policy.tokens_least), (Some(20), Some(11)));
+}

@@ -62,6 +62,8 @@ pub struct PolicySpec {
     pub act: BTreeMap<String, ActSpec>,
     #[serde(default)]
     pub diffusion: BTreeMap<String, DiffusionSpec>,
+    #[serde(default)]
+    pub bet: BTreeMap<String, BetSpec>,
 }
 
 fn typed() -> FeatureStyle {
@@ -197,6 +199,28 @@ pub struct DiffusionSpec {
     pub resize: Key,
     pub crop: Key,
     pub separate_encoders: Key,
+    pub source: String,
+}
+
+/// VQ-BeT: a ResNet over each camera of each observation step (cropped), and a GPT over one
+/// token a camera, the state and an action query per step, plus the future action queries.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct BetSpec {
+    pub backbone: Key,
+    pub backbones: BTreeMap<String, String>,
+    pub obs_steps: Key,
+    /// Action query tokens predicted past the current step, plus one.
+    pub pred_tokens: Key,
+    pub crop: Key,
+    pub layers: Key,
+    pub width: Key,
+    pub heads: Key,
+    /// The GPT's position table (`gpt_block_size`), and the widths of its input and output
+    /// layers (a Linear each, outside the blocks).
+    pub block_size: Key,
+    pub input_width: Key,
+    pub output_width: Key,
     pub source: String,
 }
 
@@ -354,6 +378,8 @@ pub fn architecture(dialect: &Dialect, root: &Node) -> Result<Option<InlineModel
         act(&r, spec, a, &cameras)?
     } else if let Some(d) = spec.diffusion.get(&name) {
         diffusion(&r, spec, d, &cameras)?
+    } else if let Some(b) = spec.bet.get(&name) {
+        bet(&r, spec, b, &cameras)?
     } else {
         // Not one hwlint sizes from its keys: the catalog's entry for the name, if any.
         return Ok(None);
@@ -932,4 +958,85 @@ fn diffusion(
         imgs.text(spec)
     );
     Ok(composite(parts, source, imgs.least_when(r, spec)))
+}
+
+/// VQ-BeT's step (lerobot/policies/vqbet/modeling_vqbet.py:343-375 at lerobot@7427f318): the
+/// ResNet encodes `b x steps x cameras` crops; the GPT reads, per step, a token a camera, the
+/// state and an action query, then `pred_tokens - 1` more queries. Its attention is the explicit
+/// softmax with dropout (vqbet_utils.py:131-135); its input and output layers are Linears
+/// (`wte`, `lm_head`, :185, 192). The residual VQ-VAE, the feature projections and the code
+/// and offset heads (MLPs of a few hundred thousand parameters each) are not counted.
+fn bet(r: &Reader, spec: &PolicySpec, b: &BetSpec, cams: &Cameras) -> Result<toml::Table, String> {
+    let resnet = backbone(r, &b.backbone, &b.backbones)?;
+    let imgs = Images::read(spec, cams, &[]);
+    let steps = r.int(&b.obs_steps)?;
+    if steps == 0 || steps > 64 {
+        return Err(format!(
+            "`{}` is {steps}, outside the 1-64 observation steps hwlint sizes",
+            r.full(&b.obs_steps.key)
+        ));
+    }
+    let pred = r.int(&b.pred_tokens)?.max(1);
+    let crop = r.shape(&b.crop)?;
+    let seen = |img: (u64, u64)| crop.unwrap_or(img);
+    let (most, least) = (imgs.most.len() as u64, imgs.least.len() as u64);
+    let tokens = |cams: u64| steps * (cams + 2) + pred - 1;
+    let mut vision = vec![
+        ("name", "backbone".into()),
+        ("model", resnet.into()),
+        ("count", int(steps * most)),
+        ("image_size", int(Images::side(&imgs.most, seen))),
+    ];
+    if imgs.unread {
+        vision.push(("count_least", int(steps * least)));
+        vision.push(("image_size_least", int(Images::side(&imgs.least, seen))));
+    }
+    let width = r.int(&b.width)?;
+    let mut dims = toml::Table::new();
+    dims.insert("family".into(), "gpt2".into());
+    dims.insert("hidden_size".into(), int(width));
+    dims.insert("num_layers".into(), int(r.int(&b.layers)?));
+    dims.insert("num_heads".into(), int(r.int(&b.heads)?));
+    dims.insert("intermediate_size".into(), int(4 * width));
+    dims.insert("vocab_size".into(), int(0));
+    dims.insert("max_position_embeddings".into(), int(r.int(&b.block_size)?));
+    dims.insert("eager_attention".into(), true.into());
+    let mut gpt = vec![
+        ("name", "policy".into()),
+        ("dims", toml::Value::Table(dims)),
+        ("tokens", int(tokens(most))),
+    ];
+    if imgs.unread {
+        gpt.push(("tokens_least", int(tokens(least))));
+    }
+    let source = format!(
+        "{}: a {resnet} over {steps} observation step(s) of {}, {}; a GPT over {} tokens",
+        b.source,
+        imgs.text(spec),
+        match crop {
+            Some((h, w)) => format!("cropped to {h}x{w}"),
+            None => "images as they come".to_string(),
+        },
+        if imgs.unread {
+            format!("~{}-{}", tokens(least), tokens(most))
+        } else {
+            tokens(most).to_string()
+        }
+    );
+    // `wte` (with a bias) and `lm_head` (without), as an opaque part: no activations counted.
+    let io = r.int(&b.input_width)? * width + width + width * r.int(&b.output_width)?;
+    let io = part(vec![
+        ("name", "gpt input and output".into()),
+        ("dims", {
+            let mut t = toml::Table::new();
+            t.insert("family".into(), "opaque".into());
+            t.insert("params".into(), int(io));
+            toml::Value::Table(t)
+        }),
+    ]);
+    Ok(composite(
+        vec![part(vision), part(gpt), io],
+        source,
+        imgs.least_when(r, spec),
+    ))
 }
