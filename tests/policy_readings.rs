@@ -335,3 +335,48 @@ fn vqbet_encodes_every_observation_step_and_reads_its_tokens() {
     let policy = &open.arch.parts[1];
     assert_eq!((policy.tokens, policy.tokens_least), (Some(20), Some(11)));
 }
+
+#[test]
+fn pi0_fast_is_paligemma_alone_with_the_action_tokens_logits() {
+    // No expert; the VLM reads 2 x 256 image tokens, the 200-token prompt and the 256 FAST
+    // tokens, and its loss reads the 257,152-token vocabulary at the 256 action positions.
+    let p = planned("pi0-fast-2cam.yaml").plan;
+    assert_eq!(
+        parts(&p),
+        [
+            ("vision".into(), false, 2, None),
+            ("vlm".into(), false, 1, Some(2 * 256 + 200 + 256)),
+        ]
+    );
+    let vlm = &p.arch.parts[1];
+    assert!(vlm.lm_loss && vlm.arch.vocab_size == 257_152);
+    assert_eq!(vlm.logits_tokens, Some(256));
+    assert!(p.arch.parts[0].keeps_fp32);
+    // PaliGemma 3B trains whole: 2.92B parameters.
+    let all = trainable(&p);
+    assert!((2_900_000_000..2_950_000_000).contains(&all), "{all}");
+}
+
+#[test]
+fn openpi_pi0_fast_reads_its_prompt_and_the_logits_at_it() {
+    // Three image slots of 256 tokens and the 180-token prompt (state and FAST tokens in it);
+    // the loss reads the vocabulary at 179 positions (models/pi0_fast.py:209-233); the Gemma is
+    // a rank-16 LoRA, SigLIP trains whole; no expert.
+    let got = openpi("pi0-fast-lora.py", 1);
+    let p = &got.plan;
+    let seen: Vec<(String, Option<u64>, Option<u64>, Option<u64>)> = p
+        .arch
+        .parts
+        .iter()
+        .map(|x| (x.name.clone(), x.tokens, x.logits_tokens, x.lora_rank))
+        .collect();
+    assert_eq!(
+        seen,
+        [
+            ("vision".into(), None, None, None),
+            ("vlm".into(), Some(3 * 256 + 180), Some(179), Some(16)),
+        ]
+    );
+    assert!(p.arch.remat && !p.arch.ema_copy);
+    assert_eq!(p.arch.parts[1].arch.vocab_size, 257_152);
+}

@@ -152,6 +152,13 @@ pub struct VlaSpec {
     pub suffix_extra: u64,
     /// Cameras the policy adds, filled with blank images that still go through the tower.
     pub empty_cameras: Option<Key>,
+    /// Discrete action tokens at the end of the VLM's sequence, padded to this many, whose
+    /// next-token loss reads the vocabulary logits at their positions (LeRobot's pi0-FAST).
+    pub action_tokens: Option<Key>,
+    /// The VLM's next-token loss reads the vocabulary logits at every prompt position but the
+    /// last (openpi's pi0-FAST, whose action tokens are part of its `max_token_len` prompt).
+    #[serde(default)]
+    pub logits_over_prompt: bool,
     #[serde(default)]
     pub freeze: Vec<Freeze>,
     pub source: String,
@@ -582,7 +589,18 @@ fn vla(r: &Reader, spec: &PolicySpec, v: &VlaSpec, cams: &Cameras) -> Result<tom
             ));
         }
     }
-    let prefix = |n: u64| n * per_image + language + v.prefix_extra;
+    let fast = match &v.action_tokens {
+        Some(k) => r.int(k)?,
+        None => 0,
+    };
+    if fast > MAX_SIDE * 16 {
+        return Err(format!(
+            "`{}` is over {} tokens, more than hwlint sizes",
+            r.full(v.action_tokens.as_ref().map_or("", |k| k.key.as_str())),
+            MAX_SIDE * 16
+        ));
+    }
+    let prefix = |n: u64| n * per_image + language + v.prefix_extra + fast;
     let mut parts = Vec::new();
     for p in &catalog.parts {
         let mut e: Vec<(&str, toml::Value)> = vec![
@@ -615,6 +633,11 @@ fn vla(r: &Reader, spec: &PolicySpec, v: &VlaSpec, cams: &Cameras) -> Result<tom
                 if least < most {
                     e.push(("tokens_least", int(prefix(least))));
                 }
+                if fast > 0 {
+                    e.push(("logits_tokens", int(fast)));
+                } else if v.logits_over_prompt {
+                    e.push(("logits_tokens", int(language.saturating_sub(1).max(1))));
+                }
             }
             "action_expert" => e.push(("tokens", int(chunk + v.suffix_extra))),
             // Parameters without activations worth counting (pi0.5's adaRMS projections).
@@ -641,8 +664,20 @@ fn vla(r: &Reader, spec: &PolicySpec, v: &VlaSpec, cams: &Cameras) -> Result<tom
         .iter()
         .map(|(p, keys)| format!("{p} (`{}`)", keys.join("`, `")))
         .collect();
+    let expert = catalog.parts.iter().any(|p| p.name == "action_expert");
+    let tail = match (expert, fast) {
+        (true, _) => format!(", an expert over {} tokens", chunk + v.suffix_extra),
+        (false, 0) if v.logits_over_prompt => format!(
+            ", whose next-token loss reads the vocabulary's logits at {} prompt positions",
+            language.saturating_sub(1).max(1)
+        ),
+        (false, 0) => String::new(),
+        (false, n) => format!(
+            " + {n} action tokens, whose next-token loss reads the vocabulary's logits at them"
+        ),
+    };
     let source = format!(
-        "{}: {} camera(s) x {per_image} image tokens at {h}x{w} + {language} prompt tokens{}, an expert over {} tokens; trains {}{}",
+        "{}: {} camera(s) x {per_image} image tokens at {h}x{w} + {language} prompt tokens{}{tail}; trains {}{}",
         v.source,
         if least < most {
             format!("{least}-{most}")
@@ -654,7 +689,6 @@ fn vla(r: &Reader, spec: &PolicySpec, v: &VlaSpec, cams: &Cameras) -> Result<tom
         } else {
             String::new()
         },
-        chunk + v.suffix_extra,
         if trains.is_empty() {
             "nothing".to_string()
         } else {

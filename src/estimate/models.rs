@@ -184,6 +184,9 @@ pub struct Part {
     /// decoder); a language model inside a policy has none.
     #[serde(default)]
     pub lm_loss: bool,
+    /// The positions the loss reads logits at, when fewer than the part's tokens (pi0-FAST's
+    /// action tokens at the end of its prefix).
+    pub logits_tokens: Option<u64>,
     /// The resolved architecture (filled from `model` when the catalog loads).
     #[serde(skip)]
     pub arch: Box<Architecture>,

@@ -557,6 +557,9 @@ impl Plan {
                     t => t.unwrap_or(0),
                 };
                 sub.image_size = part.image_size.unwrap_or(self.image_size);
+                if part.logits_tokens.is_some() {
+                    sub.logits_tokens = part.logits_tokens;
+                }
                 if let Some(frames) = part.frames {
                     sub.arch.num_frames = frames;
                 }
