@@ -364,7 +364,9 @@ fn openpi_pi0_fast_reads_its_prompt_and_the_logits_at_it() {
     // a rank-16 LoRA, SigLIP trains whole; no expert.
     let got = openpi("pi0-fast-lora.py", 1);
     let p = &got.plan;
-    let seen: Vec<(String, Option<u64>, Option<u64>, Option<u64>)> = p
+    // (name, tokens, logits tokens, LoRA rank) of each part.
+    type Seen = (String, Option<u64>, Option<u64>, Option<u64>);
+    let seen: Vec<Seen> = p
         .arch
         .parts
         .iter()
