@@ -188,7 +188,7 @@ pub(crate) fn global_batch_fix(ctx: &Context, micro: i64, why: &str) -> Option<F
     };
     let mut writes = vec![KeyWrite::of(Concept::GlobalBatch, g, NewValue::Int(new))];
     let mut message = format!(
-        "set `{}` to {new} ({micro} a GPU over {gpus}; {why})",
+        "set `{}` to {new} ({micro} per GPU on {gpus}; {why})",
         g.origin.key()
     );
     let scaled = ctx
