@@ -369,3 +369,42 @@ fn the_launch_line_sets_the_gpus_the_global_batch_splits_over() {
     assert_eq!(codes("train-one-gpu.sh"), ["HW101"]);
     assert_eq!(codes("train-eight-gpus.sh"), Vec::<String>::new());
 }
+
+#[test]
+fn a_batch_the_base_sets_is_lowered_by_an_override_in_the_child() {
+    // The zoo child sets no SOLVER.IMS_PER_BATCH: its base does (16). The fix writes the
+    // lowered batch and learning rate into the child, which fvcore merges over the base
+    // (fvcore/common/config.py:78-110); the base is left as it was.
+    let dir = tempfile::tempdir().unwrap();
+    let child = "mask_rcnn_X_101_32x8d_FPN_3x.yaml";
+    for f in ["Base-RCNN-FPN.yaml", child] {
+        let text = std::fs::read_to_string(support::fixture(DIR, f)).unwrap();
+        cli::write(dir.path(), f, &text);
+    }
+    let args = ["--target", "rtx-4090", "--gpus", "1"];
+    cli::hwlint(dir.path())
+        .args(["check", child, "--fix", "--unsafe-fixes"])
+        .args(args)
+        .assert()
+        .success();
+    let base = std::fs::read_to_string(dir.path().join("Base-RCNN-FPN.yaml")).unwrap();
+    assert_eq!(
+        base,
+        std::fs::read_to_string(support::fixture(DIR, "Base-RCNN-FPN.yaml")).unwrap()
+    );
+    let fixed = std::fs::read_to_string(dir.path().join(child)).unwrap();
+    let solver = fixed.split("SOLVER:").nth(1).unwrap_or_default();
+    let value = |key: &str| -> f64 {
+        solver
+            .lines()
+            .find_map(|l| l.trim().strip_prefix(key))
+            .and_then(|v| v.trim().parse().ok())
+            .unwrap_or_else(|| panic!("{key} under SOLVER in\n{fixed}"))
+    };
+    let images = value("IMS_PER_BATCH:");
+    assert!((1.0..16.0).contains(&images), "{fixed}");
+    assert!(
+        (value("BASE_LR:") - 0.02 * images / 16.0).abs() < 1e-9,
+        "{fixed}"
+    );
+}

@@ -320,9 +320,28 @@ impl Context<'_> {
         })
     }
 
-    /// [`write_key_in`] on this file's text and tree.
+    /// [`write_key_in`] on this file's text and tree. A key a base file sets (detectron2's
+    /// `_BASE_`, mmengine's `_base_`: its node lies past this file's own text) is written into
+    /// this file, which the framework merges over its bases: the override is inserted here.
     fn write_key(&self, key: &str, value: &NewValue, from_file: bool) -> Option<crate::fix::Edit> {
+        if self.in_base(key) {
+            return write_key_in(self.text, self.doc.format, self.front, key, value, false);
+        }
         write_key_in(self.text, self.doc.format, self.root, key, value, from_file)
+    }
+
+    /// Whether the run reads `key` from a base file this one inherits through the dialect's
+    /// `inherit` key, which merges this file over its bases dict by dict (not a launch line's
+    /// config, whose keys the line cannot override in its own syntax, nor a Hydra group, whose
+    /// package decides where a key lands).
+    fn in_base(&self, key: &str) -> bool {
+        let path: Vec<&str> = key.split('.').collect();
+        self.dialect.inherit.is_some()
+            && self.doc.format != crate::syntax::Format::Shell
+            && self
+                .root
+                .get_path(&path)
+                .is_some_and(|n| n.span.start >= self.text.len())
     }
 
     /// The edits of one fix that writes several keys. Two keys inserted at one point (both
@@ -331,7 +350,15 @@ impl Context<'_> {
     /// is then one insertion. `None` when a key cannot be written.
     pub fn write_keys(&self, writes: &[KeyWrite]) -> Option<Vec<crate::fix::Edit>> {
         let mut edits: Vec<crate::fix::Edit> = Vec::new();
-        for w in writes {
+        // A key set in a base is inserted here, as a key this file does not have.
+        let writes: Vec<KeyWrite> = writes
+            .iter()
+            .map(|w| KeyWrite {
+                from_file: w.from_file && !self.in_base(&w.key),
+                ..w.clone()
+            })
+            .collect();
+        for w in &writes {
             let e = self.write_key(&w.key, &w.value, w.from_file)?;
             let same_point = edits
                 .iter()
@@ -351,11 +378,13 @@ impl Context<'_> {
         let (before, after) = self.text.split_at_checked(at)?;
         let text = format!("{before}{}{after}", first.content);
         let doc = crate::syntax::parse(&text, self.doc.format).ok()?;
-        let index = self
-            .doc
-            .roots
-            .iter()
-            .position(|r| std::ptr::eq(r, self.root))?;
+        // A key set in a base is inserted into this file's own tree (see `write_key`).
+        let tree = if self.in_base(&w.key) {
+            self.front
+        } else {
+            self.root
+        };
+        let index = self.doc.roots.iter().position(|r| std::ptr::eq(r, tree))?;
         let second = write_key_in(
             &text,
             doc.format,
