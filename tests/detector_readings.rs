@@ -51,6 +51,24 @@ fn refusal(rel: &str) -> String {
     found[0]["message"].as_str().unwrap().to_string()
 }
 
+/// The fixtures `files` copied into a fresh folder, for a fix to change there.
+fn copied(files: &[&str]) -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    for f in files {
+        let text = std::fs::read_to_string(support::fixture(DIR, f)).unwrap();
+        cli::write(dir.path(), f, &text);
+    }
+    dir
+}
+
+/// The number the first line of `text` starting with `key` (after indentation) holds.
+fn number(text: &str, key: &str) -> f64 {
+    text.lines()
+        .find_map(|l| l.trim().strip_prefix(key))
+        .and_then(|v| v.trim().parse().ok())
+        .unwrap_or_else(|| panic!("{key} in\n{text}"))
+}
+
 #[test]
 fn every_fixture_is_read_by_a_test() {
     let source = include_str!("detector_readings.rs");
@@ -189,11 +207,7 @@ fn the_input_is_the_largest_the_resize_and_batching_allow() {
 
 #[test]
 fn sixteen_x101_images_on_one_24gb_card_are_lowered_with_the_learning_rate() {
-    let dir = tempfile::tempdir().unwrap();
-    for f in ["Base-RCNN-FPN.yaml", "x101-mask-one-gpu.yaml"] {
-        let text = std::fs::read_to_string(support::fixture(DIR, f)).unwrap();
-        cli::write(dir.path(), f, &text);
-    }
+    let dir = copied(&["Base-RCNN-FPN.yaml", "x101-mask-one-gpu.yaml"]);
     let args = ["--target", "rtx-4090", "--gpus", "1"];
     let out = cli::hwlint(dir.path())
         .args(["check", "x101-mask-one-gpu.yaml", "--output-format", "json"])
@@ -217,18 +231,11 @@ fn sixteen_x101_images_on_one_24gb_card_are_lowered_with_the_learning_rate() {
         .assert()
         .success();
     let fixed = std::fs::read_to_string(dir.path().join("x101-mask-one-gpu.yaml")).unwrap();
-    let value = |key: &str| -> f64 {
-        fixed
-            .lines()
-            .find_map(|l| l.trim().strip_prefix(key))
-            .and_then(|v| v.trim().parse().ok())
-            .unwrap_or_else(|| panic!("{key} in\n{fixed}"))
-    };
-    let images = value("IMS_PER_BATCH:");
+    let images = number(&fixed, "IMS_PER_BATCH:");
     assert!((1.0..16.0).contains(&images), "{fixed}");
     // 0.02 at 16 images, scaled as the batch: GETTING_STARTED.md's 16 at 0.02 -> 2 at 0.0025.
     assert!(
-        (value("BASE_LR:") - 0.02 * images / 16.0).abs() < 1e-9,
+        (number(&fixed, "BASE_LR:") - 0.02 * images / 16.0).abs() < 1e-9,
         "{fixed}"
     );
     // Only those two lines changed, and the lowered step fits the card.
@@ -375,12 +382,8 @@ fn a_batch_the_base_sets_is_lowered_by_an_override_in_the_child() {
     // The zoo child sets no SOLVER.IMS_PER_BATCH: its base does (16). The fix writes the
     // lowered batch and learning rate into the child, which fvcore merges over the base
     // (fvcore/common/config.py:78-110); the base is left as it was.
-    let dir = tempfile::tempdir().unwrap();
     let child = "mask_rcnn_X_101_32x8d_FPN_3x.yaml";
-    for f in ["Base-RCNN-FPN.yaml", child] {
-        let text = std::fs::read_to_string(support::fixture(DIR, f)).unwrap();
-        cli::write(dir.path(), f, &text);
-    }
+    let dir = copied(&["Base-RCNN-FPN.yaml", child]);
     let args = ["--target", "rtx-4090", "--gpus", "1"];
     cli::hwlint(dir.path())
         .args(["check", child, "--fix", "--unsafe-fixes"])
@@ -394,17 +397,10 @@ fn a_batch_the_base_sets_is_lowered_by_an_override_in_the_child() {
     );
     let fixed = std::fs::read_to_string(dir.path().join(child)).unwrap();
     let solver = fixed.split("SOLVER:").nth(1).unwrap_or_default();
-    let value = |key: &str| -> f64 {
-        solver
-            .lines()
-            .find_map(|l| l.trim().strip_prefix(key))
-            .and_then(|v| v.trim().parse().ok())
-            .unwrap_or_else(|| panic!("{key} under SOLVER in\n{fixed}"))
-    };
-    let images = value("IMS_PER_BATCH:");
+    let images = number(solver, "IMS_PER_BATCH:");
     assert!((1.0..16.0).contains(&images), "{fixed}");
     assert!(
-        (value("BASE_LR:") - 0.02 * images / 16.0).abs() < 1e-9,
+        (number(solver, "BASE_LR:") - 0.02 * images / 16.0).abs() < 1e-9,
         "{fixed}"
     );
 }
