@@ -181,12 +181,10 @@ pub fn architecture(dialect: &Dialect, root: &Node) -> Result<Option<InlineModel
         }
     }
     let depth = r.int(&spec.depth)?;
-    let blocks = spec.depths.get(&depth.to_string()).ok_or_else(|| {
-        format!(
-            "`{}` is {depth}, not a depth the backbone builds",
-            spec.depth.key
-        )
-    })?;
+    let blocks = spec
+        .depths
+        .get(&depth.to_string())
+        .ok_or_else(|| format!("`{}` is {depth}, not a depth hwlint sizes", spec.depth.key))?;
     let basic = spec.basic_depths.contains(&depth);
     let groups = r.int(&spec.groups)?.max(1);
     let width = r.int(&spec.width_per_group)?;
