@@ -214,12 +214,25 @@ impl Heads {
     }
 
     /// The transient of the step's largest instant for `b` images a GPU: the anchor matching of
-    /// one image, or the gradients at P2 in backward, whichever is larger.
+    /// one image, the gradients at P2 in backward, or the mask predictor's logits for every
+    /// class before the loss gathers each proposal's own (mask_head.py:77-81), whichever is
+    /// larger (the last matters with many classes: LVIS's 1,230).
     pub fn transient(&self, rg: Regime, b: f64) -> f64 {
         let matching = (self.matching_bytes * self.boxes) as f64 * self.anchor_count();
         let grads = if self.mask { 4.0 } else { 3.0 };
         let p2 = b * self.fpn_channels as f64 * self.positions(LEVELS[0]) * rg.compute;
-        matching.max(grads * p2)
+        let mask_logits = if self.mask {
+            let classes = if self.class_agnostic_masks {
+                1
+            } else {
+                self.classes
+            };
+            let up = 4.0 * (self.mask_pooler * self.mask_pooler) as f64;
+            b * self.foreground_rois as f64 * classes as f64 * up * rg.compute
+        } else {
+            0.0
+        };
+        matching.max(grads * p2).max(mask_logits)
     }
 }
 
@@ -267,6 +280,32 @@ mod tests {
         assert_eq!(
             r50_fpn().anchor_count(),
             3.0 * (67_200.0 + 16_800.0 + 4_200.0 + 1_050.0 + 273.0)
+        );
+    }
+
+    #[test]
+    fn many_classes_make_the_mask_logits_the_transient() {
+        let fp32 = Regime {
+            compute: 4.0,
+            residual: 4.0,
+            autocast: false,
+        };
+        let coco = Heads {
+            mask: true,
+            ..r50_fpn()
+        };
+        // COCO's 80 classes: 2 x 128 x 80 x 28 x 28 fp32 logits (64 MB) are less than the
+        // anchor matching's 24 B x 100 boxes x 268,569 anchors (645 MB).
+        let matching = 24.0 * 100.0 * coco.anchor_count();
+        assert_eq!(coco.transient(fp32, 2.0), matching);
+        // LVIS's 1,230: 2 x 128 x 1230 x 784 x 4 B = 987 MB.
+        let lvis = Heads {
+            classes: 1230,
+            ..coco.clone()
+        };
+        assert_eq!(
+            lvis.transient(fp32, 2.0),
+            2.0 * 128.0 * 1230.0 * 784.0 * 4.0
         );
     }
 
