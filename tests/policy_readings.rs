@@ -382,3 +382,70 @@ fn openpi_pi0_fast_reads_its_prompt_and_the_logits_at_it() {
     assert!(p.arch.remat && !p.arch.ema_copy);
     assert_eq!(p.arch.parts[1].arch.vocab_size, 257_152);
 }
+
+#[test]
+fn tdmpc_counts_its_told_model_and_the_target_copy_from_its_features() {
+    // xArm: one 84x84 camera, a 4-wide state and action: rules/models.toml's hand count of the
+    // TOLD model, trained, and its frozen EMA copy.
+    let p = planned("tdmpc-xarm.yaml").plan;
+    assert_eq!(
+        parts(&p),
+        [
+            ("image encoder".into(), false, 1, None),
+            ("model".into(), false, 1, None),
+            ("target image encoder".into(), true, 1, None),
+            ("target model".into(), true, 1, None),
+        ]
+    );
+    let e = estimate(&p);
+    assert_eq!((e.trainable_params, e.params), (2_734_573, 2 * 2_734_573));
+    // Kept per sample, fp32: the 6 frames and their shifted copies (2 x 6 x 3 x 84 x 84), the
+    // four ReLU maps (32 x (39^2 + 18^2 + 8^2 + 3^2)) and 2 x 50 over the latent; the state
+    // encoder (4 + 2 x 256 + 2 x 50); per rollout step, the Mish MLPs (3 x 6 x 512), the
+    // dynamics' 2 x 50, pi's 4, the Tanh/ELU MLPs (6 x 4 x 512), [z, a] twice and z.
+    let image = 2 * 6 * 3 * 84 * 84 + 32 * (39 * 39 + 18 * 18 + 8 * 8 + 3 * 3) + 100;
+    let step = 18 * 512 + 100 + 4 + 24 * 512 + 2 * 54 + 50;
+    let kept: u64 = image + 616 + 5 * step;
+    assert_eq!(kept, 424_938);
+    assert_eq!(e.activations_bytes, (kept * 4 * 256) as f64);
+    // The no-grad encodings of the 5 next frames: the first map and its ReLU.
+    assert!(e.temporary_bytes >= (5 * 2 * 32 * 39 * 39 * 4 * 256) as f64);
+
+    // PushT keypoints: no image encoder; an environment-state encoder beside the state's.
+    let k = planned("tdmpc-keypoints.yaml").plan;
+    assert_eq!(k.arch.parts.len(), 2);
+    assert_eq!(estimate(&k).trainable_params, 2_679_755);
+
+    // The Hydra era's, its widths interpolated from the env group inside `input_shapes`' lists.
+    let file = "tdmpc-hydra-xarm.yaml";
+    let hydra = support::hwlint_json(&[
+        "estimate",
+        &format!("{DIR}/{file}"),
+        "--output-format",
+        "json",
+    ]);
+    assert_eq!(hydra["trainable_params"], 2_734_573);
+    assert_eq!(hydra["activations_bytes"], e.activations_bytes);
+    assert_eq!(hydra["peak_at"], "the forward's no-grad passes");
+
+    // Features from the dataset: the camera is bounded (one or none), the widths assumed.
+    let open = planned("tdmpc-no-features.yaml");
+    let encoder = &open.plan.arch.parts[0];
+    assert_eq!(
+        (encoder.name.as_str(), encoder.count, encoder.count_least),
+        ("image encoder", 1, Some(0))
+    );
+    let lower = open.lower.expect("a bounded camera gives a range");
+    assert_eq!(lower.arch.parts.len(), 2);
+    assert!(open
+        .plan
+        .arch
+        .source
+        .contains("a 14-wide state and a 14-wide action"));
+    // Twice the horizon keeps about twice the rollout's activations.
+    let rollout = |p: &Plan| {
+        let model = p.arch.parts.iter().find(|x| x.name == "model").unwrap();
+        model.dims.as_ref().unwrap().kept_per_sample
+    };
+    assert!(rollout(&open.plan) > 2 * 5 * 21_000 && rollout(&lower) == rollout(&open.plan));
+}

@@ -3,12 +3,14 @@
 //! cameras and their images (`input_features`, or the resize the policy applies), and its
 //! action chunk and prompt lengths.
 //!
-//! Three shapes of policy are built, each from keys and defaults the dialect file cites:
+//! The shapes of policy are built, each from keys and defaults the dialect file cites:
 //! - `vla`: a vision tower per camera, a vision-language model over the image and prompt
 //!   tokens, an action expert over the chunk (LeRobot's pi0, pi05, SmolVLA);
 //! - `act`: a ResNet per camera at the dataset's resolution, a transformer encoder over its
 //!   feature-map cells, a decoder over the chunk, a VAE encoder over the chunk (ACT);
-//! - `diffusion`: a ResNet per camera and observation step, and the 1-D UNet (diffusion).
+//! - `diffusion`: a ResNet per camera and observation step, and the 1-D UNet (diffusion);
+//! - `bet`: a ResNet per camera and step, and a GPT over their tokens (VQ-BeT);
+//! - `tdmpc`: TD-MPC's latent dynamics model and its target copy, counted layer by layer.
 //!
 //! Where the file lists no cameras (LeRobot fills `input_features` from the dataset's metadata
 //! at start-up), their count is bounded and the estimate says so.
@@ -22,6 +24,8 @@ use super::resolve::lookup_value;
 use super::setup::InlineModel;
 use super::spec::Dialect;
 use crate::syntax::{Loader, Node, NodeKind, Value};
+
+mod tdmpc;
 
 /// The most cameras and the largest image side hwlint sizes: a typo beyond them would make
 /// a part of millions of tokens.
@@ -64,6 +68,8 @@ pub struct PolicySpec {
     pub diffusion: BTreeMap<String, DiffusionSpec>,
     #[serde(default)]
     pub bet: BTreeMap<String, BetSpec>,
+    #[serde(default)]
+    pub tdmpc: BTreeMap<String, tdmpc::TdmpcSpec>,
 }
 
 fn typed() -> FeatureStyle {
@@ -387,6 +393,8 @@ pub fn architecture(dialect: &Dialect, root: &Node) -> Result<Option<InlineModel
         diffusion(&r, spec, d, &cameras)?
     } else if let Some(b) = spec.bet.get(&name) {
         bet(&r, spec, b, &cameras)?
+    } else if let Some(t) = spec.tdmpc.get(&name) {
+        tdmpc::tdmpc(&r, spec, t, &cameras)?
     } else {
         // Not one hwlint sizes from its keys: the catalog's entry for the name, if any.
         return Ok(None);

@@ -384,6 +384,9 @@ struct Terms {
     reference_logits: f64,
     head_grad: f64,
     working: f64,
+    /// What the forward's no-grad passes hold at once, beside what forward keeps (TD-MPC's
+    /// target encodings).
+    no_grad_working: f64,
     block_grads: f64,
     checkpointable: bool,
     paged: f64,
@@ -715,7 +718,10 @@ fn terms(plan: &Plan, frozen: bool) -> Terms {
     // Under ZeRO-3/FSDP only the gathered units (current and prefetched) are cast. Autocast
     // caches only the casts of leaf tensors that require grad (aten/src/ATen/autocast_mode.cpp,
     // `cached_cast`): a frozen part's weights are cast afresh at each use, and nothing is kept.
-    let cast_cache = match (rg.autocast && !frozen, plan.zero_stage >= 3) {
+    // A part that only passes gradients (a LoRA of rank 0: a frozen base, no adapters) has no
+    // weight that requires grad.
+    let passes_only = matches!(&plan.lora, Some((0, t)) if t.is_empty());
+    let cast_cache = match (rg.autocast && !frozen && !passes_only, plan.zero_stage >= 3) {
         (false, _) => 0.0,
         (true, false) => 2.0 * (counts.matmul as f64 - cpu_routed),
         (true, true) => 2.0 * 2.0 * gpu_block_matmul,
@@ -726,7 +732,7 @@ fn terms(plan: &Plan, frozen: bool) -> Terms {
             .matmul
             .saturating_sub(a.num_layers * counts.block_matmul),
     };
-    let cast_kept_ckpt = if rg.autocast && !frozen {
+    let cast_kept_ckpt = if rg.autocast && !frozen && !passes_only {
         2.0 * outside_matmul as f64
     } else {
         0.0
@@ -751,6 +757,9 @@ fn terms(plan: &Plan, frozen: bool) -> Terms {
     } else if a.family == Family::Resnet {
         let per_image = activations::resnet_per_image(a, rg, plan.image_size);
         (b * per_image, b * per_image, 0.0)
+    } else if a.family == Family::Opaque {
+        let kept = b * (a.kept_per_sample as f64 * rg.compute + a.input_per_sample as f64 * 4.0);
+        (kept, kept, 0.0)
     } else {
         let outside =
             b * activations::outside_per_sample(a, rg, &trainable, tokens as u64, plan.image_size);
@@ -1040,9 +1049,14 @@ fn terms(plan: &Plan, frozen: bool) -> Terms {
         } else {
             working
         },
+        no_grad_working: if a.family == Family::Opaque {
+            b * a.transient_per_sample as f64 * rg.compute
+        } else {
+            0.0
+        },
         block_grads,
         // Nothing to recompute in a ResNet (hwlint counts no checkpointed blocks) or an opaque
-        // model (no activations counted).
+        // model (no blocks to checkpoint).
         checkpointable: !matches!(a.family, Family::Resnet | Family::Opaque) && !frozen,
         paged: if plan.optimizer.paged() { moments } else { 0.0 },
         loading: if quantized {
@@ -1334,6 +1348,7 @@ fn add_terms(acc: Terms, t: Terms) -> Terms {
         reference_logits: acc.reference_logits + t.reference_logits,
         head_grad: acc.head_grad + t.head_grad,
         working: acc.working.max(t.working),
+        no_grad_working: acc.no_grad_working.max(t.no_grad_working),
         block_grads: acc.block_grads.max(t.block_grads),
         checkpointable: acc.checkpointable || t.checkpointable,
         paged: acc.paged + t.paged,
@@ -1462,6 +1477,17 @@ fn combine(t: &Terms, checkpointed: bool) -> MemoryEstimate {
             cast_bwd + acts + t.logits_bwd,
         ),
     ];
+    if t.no_grad_working > 0.0 {
+        // At most everything forward keeps is alive while they run.
+        fwd_bwd.push((
+            "the forward's no-grad passes",
+            AtPeak {
+                temporary: t.cast_cache + t.no_grad_working,
+                ..base
+            },
+            t.cast_cache + acts + t.no_grad_working,
+        ));
+    }
     if t.reference_logits > 0.0 {
         // The reference forward runs inside the same autocast region: the policy's cast cache
         // is still held, and one no-grad block's working set comes and goes.

@@ -187,6 +187,12 @@ pub struct Part {
     /// The positions the loss reads logits at, when fewer than the part's tokens (pi0-FAST's
     /// action tokens at the end of its prefix).
     pub logits_tokens: Option<u64>,
+    /// The part is frozen, but a part before it trains and needs its gradient through this one
+    /// (X-VLA's projector under a frozen language encoder): no gradients or optimizer state,
+    /// and the activations a frozen base keeps for backward (norm inputs, attention's tensors,
+    /// activation functions' inputs; not its linears' inputs).
+    #[serde(default)]
+    pub passes_gradients: bool,
     /// The resolved architecture (filled from `model` when the catalog loads).
     #[serde(skip)]
     pub arch: Box<Architecture>,
@@ -377,6 +383,19 @@ architecture! {
     /// Opaque models: the parameter count.
     #[serde(default)]
     pub params: u64,
+    /// Opaque models: the elements one sample keeps for backward, counted op by op by the
+    /// dialect that sized the part (LeRobot's TD-MPC), in the compute dtype (autocast's 16-bit
+    /// matmul outputs; the few it runs in fp32 are not told apart).
+    #[serde(default)]
+    pub kept_per_sample: u64,
+    /// Opaque models: the fp32 inputs one sample holds through the step (a policy's frames,
+    /// as the data loader gives them).
+    #[serde(default)]
+    pub input_per_sample: u64,
+    /// Opaque models: the most elements, in the compute dtype, one sample's no-grad passes hold
+    /// at once beside the kept ones (TD-MPC's target encodings of the next frames).
+    #[serde(default)]
+    pub transient_per_sample: u64,
     /// Composite models: their parts.
     #[serde(default)]
     pub parts: Vec<Part>,
@@ -721,7 +740,7 @@ impl Dimension for Option<super::detector::Heads> {
 fn dimension_bound(field: &str) -> u64 {
     match field {
         "vocab_size" | "max_position_embeddings" | "type_vocab_size" | "num_labels" => 1 << 26,
-        "params" => 1 << 44,
+        "params" | "kept_per_sample" | "input_per_sample" | "transient_per_sample" => 1 << 44,
         "intermediate_size" | "moe_intermediate_size" | "shared_expert_intermediate_size" => {
             1 << 19
         }

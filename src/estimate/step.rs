@@ -574,6 +574,11 @@ impl Plan {
                 if part.frozen {
                     sub.lora = None;
                 }
+                // Frozen weights that gradients pass through: a frozen base with no adapters.
+                if part.passes_gradients {
+                    sub.lora = Some((0, Vec::new()));
+                    return (sub, false);
+                }
                 if let Some(rank) = part.lora_rank {
                     sub.lora = Some((rank, vec!["all-linear".to_string()]));
                     if sub.precision == Precision::Bf16Mixed {

@@ -595,7 +595,23 @@ fn replace(root: &Node, node: &Node, at: &mut Vec<String>, changed: &mut bool) -
                 ..node.clone()
             }
         }
-        NodeKind::Seq(_) => node.clone(),
+        // OmegaConf resolves a list's items too (`["${env.state_dim}"]`, LeRobot's Hydra-era
+        // `input_shapes`); an item's key is its index.
+        NodeKind::Seq(items) => Node {
+            kind: NodeKind::Seq(
+                items
+                    .iter()
+                    .enumerate()
+                    .map(|(i, item)| {
+                        at.push(i.to_string());
+                        let value = replace(root, item, at, changed);
+                        at.pop();
+                        value
+                    })
+                    .collect(),
+            ),
+            ..node.clone()
+        },
         NodeKind::Scalar(s) => match target(root, &s.text, at, 0) {
             Some(t) => {
                 *changed = true;
