@@ -449,3 +449,110 @@ fn tdmpc_counts_its_told_model_and_the_target_copy_from_its_features() {
     };
     assert!(rollout(&open.plan) > 2 * 5 * 21_000 && rollout(&lower) == rollout(&open.plan));
 }
+
+#[test]
+fn groot_trains_the_groups_its_tune_flags_name() {
+    // Defaults: the backbone frozen; the VL self-attention (201,437,184 with vlln), the DiT
+    // (1,091,722,240) and the projectors (327,356,544) train, by the walk in rules/models.toml.
+    let p = planned("groot-libero.yaml").plan;
+    let e = estimate(&p);
+    assert_eq!(e.params, 3_144_016_000);
+    assert_eq!(
+        e.trainable_params,
+        201_437_184 + 1_091_722_240 + 327_356_544
+    );
+    assert_eq!(p.precision, Precision::Bf16Mixed);
+    // Two cameras x 66 tokens + the 5-token template + a 1-64 token task; 1 + 40 action rows.
+    assert_eq!(
+        parts(&p),
+        [
+            ("vision".into(), true, 2, Some(256)),
+            ("vision mergers".into(), true, 2, None),
+            ("vlm".into(), true, 1, Some(201)),
+            ("backbone outputs".into(), false, 1, None),
+            ("vl self-attention".into(), false, 1, Some(201)),
+            ("action expert".into(), false, 1, Some(41)),
+            ("action expert extras".into(), false, 1, None),
+            ("projectors".into(), false, 1, None),
+        ]
+    );
+    assert_eq!(p.arch.parts[2].tokens_least, Some(138));
+    // The hardware guide's multimodal row: ~24-40 GB at batch 8 with AdamW
+    // (docs/source/hardware_guide.mdx:17): fp32 weights (12.6 GB), gradients and moments of
+    // the 1.62B trained (32.4 GB with the weights) before activations.
+    let gb = e.peak_bytes / 1e9;
+    assert!((32.4..42.0).contains(&gb), "{gb}");
+    // Before the action head runs, the backbone returns 17 hidden states (fp32) and the LM
+    // head's logits at each of the 201 positions (bf16): 8 x 201 x (151,936 + 2 x 17 x 2,048)
+    // x 2 bytes, held with nothing else the step keeps.
+    let outputs = p.arch.parts.iter().find(|x| x.name == "backbone outputs");
+    let outputs = outputs.unwrap().dims.as_ref().unwrap().transient_per_sample;
+    assert_eq!(outputs, 201 * (151_936 + 2 * 17 * 2048));
+
+    // The top 4 LLM layers train; the DiT reads 1 + 16 rows; no autocast.
+    let top = planned("groot-top-layers.yaml").plan;
+    let layers: Vec<(String, bool, u64)> = top
+        .arch
+        .parts
+        .iter()
+        .filter(|x| x.name.starts_with("vlm"))
+        .map(|x| (x.name.clone(), x.frozen, x.arch.num_layers))
+        .collect();
+    assert_eq!(
+        layers,
+        [
+            ("vlm".into(), true, 12),
+            ("vlm top layers".into(), false, 4)
+        ]
+    );
+    // Each half of the LLM counts a final RMSNorm (2,048), which the model has once.
+    let te = estimate(&top);
+    assert_eq!(te.params, 3_144_016_000 + 2048);
+    assert_eq!(
+        te.trainable_params,
+        e.trainable_params + 4 * 50_336_000 + 2048
+    );
+    assert_eq!(top.precision, Precision::Fp32);
+    let dit = top.arch.parts.iter().find(|x| x.name == "action expert");
+    assert_eq!(dit.unwrap().tokens, Some(17));
+
+    // A trained vision tower under the frozen LLM: the LLM gets no gradients or moments but
+    // keeps what its backward to the tower needs.
+    let visual = planned("groot-tune-visual.yaml").plan;
+    let llm = visual.arch.parts.iter().find(|x| x.name == "vlm").unwrap();
+    assert!(llm.passes_gradients && !llm.frozen);
+    let ve = estimate(&visual);
+    assert_eq!(ve.trainable_params, e.trainable_params + 406_957_056);
+    assert!(ve.activations_bytes > e.activations_bytes + 1e9);
+
+    // Cameras from the dataset: 1-4 frames in the prompt.
+    let open = planned("groot-no-features.yaml");
+    let vision = &open.plan.arch.parts[0];
+    assert_eq!((vision.count, vision.count_least), (4, Some(1)));
+    let vlm = &open.plan.arch.parts[2];
+    assert_eq!(
+        (vlm.tokens, vlm.tokens_least),
+        (Some(4 * 66 + 5 + 64), Some(66 + 5 + 1))
+    );
+}
+
+#[test]
+fn groot_with_parameters_in_the_checkpoints_dtype_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("groot.yaml");
+    std::fs::write(
+        &path,
+        "dataset: {repo_id: x}\nbatch_size: 8\npolicy:\n  type: groot\n  model_params_fp32: false\n",
+    )
+    .unwrap();
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_hwlint"))
+        .args(["check", "--output-format", "concise"])
+        .arg(&path)
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains("HW901") && text.contains("`policy.model_params_fp32` is false"),
+        "{text}"
+    );
+}

@@ -10,7 +10,8 @@
 //!   feature-map cells, a decoder over the chunk, a VAE encoder over the chunk (ACT);
 //! - `diffusion`: a ResNet per camera and observation step, and the 1-D UNet (diffusion);
 //! - `bet`: a ResNet per camera and step, and a GPT over their tokens (VQ-BeT);
-//! - `tdmpc`: TD-MPC's latent dynamics model and its target copy, counted layer by layer.
+//! - `tdmpc`: TD-MPC's latent dynamics model and its target copy, counted layer by layer;
+//! - `groot`: GR00T N1.7's vision tower, LLM, VL self-attention, DiT and projectors.
 //!
 //! Where the file lists no cameras (LeRobot fills `input_features` from the dataset's metadata
 //! at start-up), their count is bounded and the estimate says so.
@@ -25,6 +26,7 @@ use super::setup::InlineModel;
 use super::spec::Dialect;
 use crate::syntax::{Loader, Node, NodeKind, Value};
 
+mod groot;
 mod tdmpc;
 
 /// The most cameras and the largest image side hwlint sizes: a typo beyond them would make
@@ -70,6 +72,8 @@ pub struct PolicySpec {
     pub bet: BTreeMap<String, BetSpec>,
     #[serde(default)]
     pub tdmpc: BTreeMap<String, tdmpc::TdmpcSpec>,
+    #[serde(default)]
+    pub groot: BTreeMap<String, groot::GrootSpec>,
 }
 
 fn typed() -> FeatureStyle {
@@ -395,6 +399,8 @@ pub fn architecture(dialect: &Dialect, root: &Node) -> Result<Option<InlineModel
         bet(&r, spec, b, &cameras)?
     } else if let Some(t) = spec.tdmpc.get(&name) {
         tdmpc::tdmpc(&r, spec, t, &cameras)?
+    } else if let Some(g) = spec.groot.get(&name) {
+        groot::groot(&r, spec, g, &cameras)?
     } else {
         // Not one hwlint sizes from its keys: the catalog's entry for the name, if any.
         return Ok(None);

@@ -384,9 +384,13 @@ struct Terms {
     reference_logits: f64,
     head_grad: f64,
     working: f64,
-    /// What the forward's no-grad passes hold at once, beside what forward keeps (TD-MPC's
-    /// target encodings).
+    /// What the forward's no-grad passes hold at once (TD-MPC's target encodings, GR00T's
+    /// backbone outputs), and the activations kept by then (without and with checkpointing):
+    /// a composite's parts run in their order, so those of the parts up to the one that holds
+    /// the transient.
     no_grad_working: f64,
+    no_grad_acts_full: f64,
+    no_grad_acts_ckpt: f64,
     block_grads: f64,
     checkpointable: bool,
     paged: f64,
@@ -1054,6 +1058,8 @@ fn terms(plan: &Plan, frozen: bool) -> Terms {
         } else {
             0.0
         },
+        no_grad_acts_full: acts_full,
+        no_grad_acts_ckpt: acts_ckpt,
         block_grads,
         // Nothing to recompute in a ResNet (hwlint counts no checkpointed blocks) or an opaque
         // model (no blocks to checkpoint).
@@ -1349,6 +1355,16 @@ fn add_terms(acc: Terms, t: Terms) -> Terms {
         head_grad: acc.head_grad + t.head_grad,
         working: acc.working.max(t.working),
         no_grad_working: acc.no_grad_working.max(t.no_grad_working),
+        no_grad_acts_full: if t.no_grad_working > acc.no_grad_working {
+            acc.acts_full + t.no_grad_acts_full
+        } else {
+            acc.no_grad_acts_full
+        },
+        no_grad_acts_ckpt: if t.no_grad_working > acc.no_grad_working {
+            acc.acts_ckpt + t.no_grad_acts_ckpt
+        } else {
+            acc.no_grad_acts_ckpt
+        },
         block_grads: acc.block_grads.max(t.block_grads),
         checkpointable: acc.checkpointable || t.checkpointable,
         paged: acc.paged + t.paged,
@@ -1478,14 +1494,19 @@ fn combine(t: &Terms, checkpointed: bool) -> MemoryEstimate {
         ),
     ];
     if t.no_grad_working > 0.0 {
-        // At most everything forward keeps is alive while they run.
+        let kept = if checkpointed {
+            t.no_grad_acts_ckpt
+        } else {
+            t.no_grad_acts_full
+        };
         fwd_bwd.push((
             "the forward's no-grad passes",
             AtPeak {
+                activations: kept,
                 temporary: t.cast_cache + t.no_grad_working,
                 ..base
             },
-            t.cast_cache + acts + t.no_grad_working,
+            t.cast_cache + kept + t.no_grad_working,
         ));
     }
     if t.reference_logits > 0.0 {

@@ -206,7 +206,13 @@ pub fn inline_architecture(inline: &crate::dialect::InlineModel) -> Option<Archi
                 && arch.parts.iter().all(|p| {
                     let sized = match p.arch.family {
                         Family::Resnet => !p.arch.depths.is_empty(),
-                        Family::Opaque => p.arch.params > 0,
+                        // A part of parameters, or of a step's tensors alone (GR00T's
+                        // backbone outputs).
+                        Family::Opaque => {
+                            p.arch.params > 0
+                                || p.arch.kept_per_sample > 0
+                                || p.arch.transient_per_sample > 0
+                        }
                         _ => {
                             p.arch.hidden_size > 0 && p.arch.num_layers > 0 && p.arch.num_heads > 0
                         }

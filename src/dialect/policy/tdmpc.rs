@@ -277,6 +277,7 @@ pub(super) fn tdmpc(
     let frames = horizon + 1;
     let (mut parts, mut targets) = (Vec::new(), Vec::new());
     let mut seen = String::from("no image");
+    let mut encodings = 0;
     if let Some((h, w)) = image {
         let enc = image_encoder(h, w, hidden, latent).ok_or_else(|| {
             format!(
@@ -291,12 +292,14 @@ pub(super) fn tdmpc(
         dims.insert("params".into(), int(enc.params));
         dims.insert("kept_per_sample".into(), int(enc.maps));
         dims.insert("input_per_sample".into(), int(pixels));
-        // The no-grad encodings of the next frames, one at a time: their first map and its
-        // ReLU's output.
-        dims.insert(
-            "transient_per_sample".into(),
-            int(horizon * 2 * enc.first_map),
-        );
+        // The no-grad encodings of the next frames (after the rollout, :365-374): their
+        // first map and its ReLU's output. They belong to the model's part, which runs by
+        // then; a camera the file does not list keeps them here, where the lower bound drops
+        // them with the encoder.
+        encodings = horizon * 2 * enc.first_map;
+        if imgs.unread {
+            dims.insert("transient_per_sample".into(), int(encodings));
+        }
         let mut trained = vec![
             ("name", "image encoder".into()),
             ("dims", toml::Value::Table(dims)),
@@ -323,22 +326,26 @@ pub(super) fn tdmpc(
             format!("one camera at {h}x{w}")
         };
     }
-    let opaque = |params: u64, kept: u64| {
+    let opaque = |params: u64, kept: u64, transient: u64| {
         let mut t = toml::Table::new();
         t.insert("family".into(), "opaque".into());
         t.insert("params".into(), int(params));
         if kept > 0 {
             t.insert("kept_per_sample".into(), int(kept));
         }
+        if transient > 0 {
+            t.insert("transient_per_sample".into(), int(transient));
+        }
         toml::Value::Table(t)
     };
+    let listed = if imgs.unread { 0 } else { encodings };
     parts.push(part(vec![
         ("name", "model".into()),
-        ("dims", opaque(told, kept)),
+        ("dims", opaque(told, kept, listed)),
     ]));
     targets.push(part(vec![
         ("name", "target model".into()),
-        ("dims", opaque(told, 0)),
+        ("dims", opaque(told, 0, 0)),
         ("frozen", true.into()),
     ]));
     parts.extend(targets);
