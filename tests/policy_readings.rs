@@ -556,3 +556,93 @@ fn groot_with_parameters_in_the_checkpoints_dtype_is_refused() {
         "{text}"
     );
 }
+
+#[test]
+fn xvla_reads_its_views_freeze_flags_and_florence_dimensions() {
+    // Florence-2-large and the soft-prompted transformer: 879,851,096 parameters by the walk
+    // in research (DaViT 360,632,320, projector 2,201,600, BART encoder 207,873,024, the
+    // transformer and its heads 309,144,152), plus the BERT pooler hwlint's encoder family
+    // holds and BART has not (1024 x 1024 + 1024).
+    let p = planned("xvla-libero.yaml").plan;
+    let e = estimate(&p);
+    assert_eq!(e.params, 879_851_096 + 1_049_600);
+    assert_eq!(e.trainable_params, e.params);
+    // Three 224x224 views: the DaViT's grids 56, 28, 14 and 7 a side, 1 + 7 x 7 tokens a view;
+    // the encoder over the first view and 64 prompt tokens; the transformer over the 32-step
+    // chunk, 3 x 50, 64 and 32 soft prompts.
+    let tokens: Vec<(String, u64, Option<u64>)> = p
+        .arch
+        .parts
+        .iter()
+        .map(|x| (x.name.clone(), x.count, x.tokens))
+        .collect();
+    assert_eq!(
+        tokens[..4],
+        [
+            ("vision stage 1".into(), 3, Some(3136)),
+            ("vision stage 2".into(), 3, Some(784)),
+            ("vision stage 3".into(), 3, Some(196)),
+            ("vision stage 4".into(), 3, Some(49)),
+        ]
+    );
+    let find = |p: &Plan, name: &str| p.arch.parts.iter().find(|x| x.name == name).cloned();
+    assert_eq!(find(&p, "language encoder").unwrap().tokens, Some(114));
+    assert_eq!(find(&p, "action transformer").unwrap().tokens, Some(278));
+
+    // bfloat16, both encoders frozen, a smaller Florence-2 in the remote-code names: what
+    // trains is the transformer (302,835,712 with its 512-row position table), its input and
+    // output layers for a 14-wide joint action (4,432,292), the soft prompts (983,040) and the
+    // projector, which no flag freezes (1024 x 768 + 2 x 768).
+    let f = planned("xvla-frozen-encoders-bf16.yaml").plan;
+    let fe = estimate(&f);
+    assert_eq!(
+        fe.trainable_params,
+        302_835_712 + 4_432_292 + 983_040 + 1024 * 768 + 2 * 768
+    );
+    assert_eq!(f.precision, Precision::Bf16True);
+    let bart = find(&f, "language encoder").unwrap();
+    assert!(bart.passes_gradients && !bart.frozen);
+    assert_eq!((bart.arch.hidden_size, bart.arch.num_layers), (768, 6));
+    assert!(find(&f, "vision stage 3").unwrap().frozen);
+    assert_eq!(
+        find(&f, "action transformer").unwrap().tokens,
+        Some(30 + 50 + 64 + 32)
+    );
+
+    // Cameras from the dataset: at most one 480x640 view runs (two pass max_len_seq).
+    let open = planned("xvla-no-features.yaml");
+    let t = find(&open.plan, "action transformer").unwrap();
+    assert_eq!(
+        (t.tokens, t.tokens_least),
+        (Some(32 + 301 + 64 + 32), Some(32 + 10 + 64 + 32))
+    );
+    assert!(open
+        .plan
+        .arch
+        .source
+        .contains("at the most 1 camera(s) of 480x640"));
+    assert!(open.lower.is_some());
+}
+
+#[test]
+fn xvla_views_past_its_sequence_are_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("xvla.yaml");
+    std::fs::write(
+        &path,
+        "dataset: {repo_id: x}\nbatch_size: 8\npolicy:\n  type: xvla\n  input_features:\n    observation.images.a: {type: VISUAL, shape: [3, 480, 640]}\n    observation.images.b: {type: VISUAL, shape: [3, 480, 640]}\n",
+    )
+    .unwrap();
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_hwlint"))
+        .args(["check", "--output-format", "concise"])
+        .arg(&path)
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains("HW901")
+            && text.contains("698 tokens")
+            && text.contains("`policy.max_len_seq` 512"),
+        "{text}"
+    );
+}

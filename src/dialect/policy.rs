@@ -11,7 +11,8 @@
 //! - `diffusion`: a ResNet per camera and observation step, and the 1-D UNet (diffusion);
 //! - `bet`: a ResNet per camera and step, and a GPT over their tokens (VQ-BeT);
 //! - `tdmpc`: TD-MPC's latent dynamics model and its target copy, counted layer by layer;
-//! - `groot`: GR00T N1.7's vision tower, LLM, VL self-attention, DiT and projectors.
+//! - `groot`: GR00T N1.7's vision tower, LLM, VL self-attention, DiT and projectors;
+//! - `xvla`: X-VLA's Florence-2 encoders and its soft-prompted action transformer.
 //!
 //! Where the file lists no cameras (LeRobot fills `input_features` from the dataset's metadata
 //! at start-up), their count is bounded and the estimate says so.
@@ -28,6 +29,7 @@ use crate::syntax::{Loader, Node, NodeKind, Value};
 
 mod groot;
 mod tdmpc;
+mod xvla;
 
 /// The most cameras and the largest image side hwlint sizes: a typo beyond them would make
 /// a part of millions of tokens.
@@ -74,6 +76,8 @@ pub struct PolicySpec {
     pub tdmpc: BTreeMap<String, tdmpc::TdmpcSpec>,
     #[serde(default)]
     pub groot: BTreeMap<String, groot::GrootSpec>,
+    #[serde(default)]
+    pub xvla: BTreeMap<String, xvla::XvlaSpec>,
 }
 
 fn typed() -> FeatureStyle {
@@ -401,6 +405,8 @@ pub fn architecture(dialect: &Dialect, root: &Node) -> Result<Option<InlineModel
         tdmpc::tdmpc(&r, spec, t, &cameras)?
     } else if let Some(g) = spec.groot.get(&name) {
         groot::groot(&r, spec, g, &cameras)?
+    } else if let Some(x) = spec.xvla.get(&name) {
+        xvla::xvla(&r, spec, x, &cameras)?
     } else {
         // Not one hwlint sizes from its keys: the catalog's entry for the name, if any.
         return Ok(None);
