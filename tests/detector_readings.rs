@@ -378,6 +378,28 @@ fn the_launch_line_sets_the_gpus_the_global_batch_splits_over() {
 }
 
 #[test]
+fn a_launch_line_follows_the_base_chain_of_the_config_it_names() {
+    // `--config-file` names the zoo child, whose `_BASE_` holds the batch and the FPN: the
+    // chain is followed as fvcore's merge_from_file does, and the finding names the base that
+    // sets the 16 images.
+    let script = "train-zoo-chain.sh";
+    let out = cli::hwlint(std::path::Path::new(env!("CARGO_MANIFEST_DIR")))
+        .args(["check", &format!("{DIR}/{LAUNCH}/{script}")])
+        .args(["--target", "rtx-4090", "--output-format", "json"])
+        .output()
+        .unwrap();
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let found = v.as_array().unwrap();
+    assert_eq!(found.len(), 1, "{v}");
+    assert_eq!(found[0]["code"], "HW101");
+    let message = found[0]["message"].as_str().unwrap();
+    assert!(
+        message.contains("X-101-32x8d-FPN Mask R-CNN") && message.contains("Base-RCNN-FPN.yaml"),
+        "{message}"
+    );
+}
+
+#[test]
 fn a_batch_the_base_sets_is_lowered_by_an_override_in_the_child() {
     // The zoo child sets no SOLVER.IMS_PER_BATCH: its base does (16). The fix writes the
     // lowered batch and learning rate into the child, which fvcore merges over the base

@@ -194,26 +194,53 @@ pub fn assemble<'a>(
             let base_root = &found.doc.roots[index];
             let base_view = dialect::view(dialect, base_root, found.doc.format)
                 .map_or_else(|| base_root.clone(), Cow::into_owned);
+            // The named config's own bases (detectron2's `_BASE_`), as when it is linted on
+            // its own: they lie after its text, so everything moves by `start` together.
+            let inherited = match dialect.inherit.as_deref() {
+                Some(key) if base_view.get_path(&[key]).is_some() => inherit::run(
+                    dialect,
+                    Cow::Borrowed(&base_view),
+                    key,
+                    &found.path,
+                    &found.text,
+                )
+                .ok()
+                .map(|r| (r.root.into_owned(), r.merged_text, r.merged, r.cycles)),
+                _ => None,
+            };
+            let (base_view, bases_text, bases, cycles) =
+                inherited.unwrap_or((base_view, String::new(), Vec::new(), Vec::new()));
+            let shift = |s: &crate::syntax::Span| s.start + start..s.end + start;
             let merged_root = merge::overlay(&merge::shifted(&base_view, start), &view);
-            let merged = Merged {
+            // The launch line names the whole chain: findings in a base are re-anchored at
+            // its `--config-file`, as the named file's are.
+            let mut merged = vec![Merged {
                 path: found.path.clone(),
                 format: found.doc.format,
                 start,
                 len: found.text.len(),
                 root_index: index,
-                named_at,
+                named_at: named_at.clone(),
                 what,
-            };
+            }];
+            merged.extend(bases.into_iter().map(|m| Merged {
+                start: m.start + start,
+                named_at: named_at.clone(),
+                ..m
+            }));
             Run {
                 dialect,
                 setup: dialect::resolve(dialect, &merged_root),
                 root: Cow::Owned(merged_root),
                 text: Cow::Borrowed(text),
-                merged_text: format!("\n{}", found.text),
+                merged_text: format!("\n{}{bases_text}", found.text),
                 own_len: text.len(),
-                merged: vec![merged],
+                merged,
                 composed: false,
-                cycles: Vec::new(),
+                cycles: cycles
+                    .into_iter()
+                    .map(|(span, chain)| (shift(&span), chain))
+                    .collect(),
             }
         }
         None => plain(view),
