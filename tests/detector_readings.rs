@@ -426,3 +426,56 @@ fn a_batch_the_base_sets_is_lowered_by_an_override_in_the_child() {
         "{fixed}"
     );
 }
+
+#[test]
+fn an_mmdetection_batch_a_base_sets_is_lowered_by_new_assignments_in_the_child() {
+    // The child assigns no `train_dataloader` or `optim_wrapper`: its base holds 16 images a
+    // GPU. The fix appends both as dicts, which MMEngine merges key by key into the bases'
+    // (Config._merge_a_into_b), so the per-device batch stays 8 x 2 and the bases stay as
+    // they were.
+    let child = "mask-rcnn_r101_fpn_4xb16_coco.py";
+    let base = "mask-rcnn_r50_fpn_4xb16_coco.py";
+    let dir = tempfile::tempdir().unwrap();
+    let from = support::fixture(DIR, MMDET);
+    let mut stack = vec![from.clone()];
+    while let Some(d) = stack.pop() {
+        for entry in std::fs::read_dir(&d).unwrap() {
+            let p = entry.unwrap().path();
+            if p.is_dir() {
+                stack.push(p);
+            } else {
+                let rel = p.strip_prefix(&from).unwrap().to_string_lossy().to_string();
+                cli::write(dir.path(), &rel, &std::fs::read_to_string(&p).unwrap());
+            }
+        }
+    }
+    let args = ["--target", "t4", "--gpus", "1"];
+    cli::hwlint(dir.path())
+        .args(["check", child, "--fix"])
+        .args(args)
+        .assert()
+        .success();
+    let fixed = std::fs::read_to_string(dir.path().join(child)).unwrap();
+    let original = std::fs::read_to_string(support::fixture(DIR, &format!("{MMDET}/{child}")));
+    assert_eq!(
+        fixed,
+        format!(
+            "{}train_dataloader = dict(batch_size=8)\noptim_wrapper = dict(accumulative_counts=2)\n",
+            original.unwrap()
+        )
+    );
+    let kept = std::fs::read_to_string(dir.path().join(base)).unwrap();
+    let base_fixture = std::fs::read_to_string(support::fixture(DIR, &format!("{MMDET}/{base}")));
+    assert_eq!(kept, base_fixture.unwrap());
+    // Read back: 8 images a step, 2 steps an update, and HW101 is gone.
+    let again = cli::hwlint(dir.path())
+        .args(["check", child, "--output-format", "json"])
+        .args(args)
+        .output()
+        .unwrap();
+    let v: Value = serde_json::from_slice(&again.stdout).unwrap();
+    assert!(
+        v.as_array().unwrap().iter().all(|d| d["code"] != "HW101"),
+        "{v}"
+    );
+}

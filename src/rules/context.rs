@@ -325,7 +325,7 @@ impl Context<'_> {
     /// this file, which the framework merges over its bases: the override is inserted here.
     fn write_key(&self, key: &str, value: &NewValue, from_file: bool) -> Option<crate::fix::Edit> {
         if self.in_base(key) {
-            return write_key_in(self.text, self.doc.format, self.front, key, value, false);
+            return write_over_base(self.text, self.doc.format, self.front, key, value);
         }
         write_key_in(self.text, self.doc.format, self.root, key, value, from_file)
     }
@@ -334,14 +334,17 @@ impl Context<'_> {
     /// `inherit` key, which merges this file over its bases dict by dict (not a launch line's
     /// config, whose keys the line cannot override in its own syntax, nor a Hydra group, whose
     /// package decides where a key lands).
+    /// A key no file sets goes where its deepest parent some file sets is: a parent that only a
+    /// base sets (`optim_wrapper` for `optim_wrapper.accumulative_counts`) is written over in
+    /// this file, as the key itself would be.
     fn in_base(&self, key: &str) -> bool {
         let path: Vec<&str> = key.split('.').collect();
+        let deepest = (1..=path.len())
+            .rev()
+            .find_map(|depth| self.root.get_path(&path[..depth]));
         self.dialect.inherit.is_some()
             && self.doc.format != crate::syntax::Format::Shell
-            && self
-                .root
-                .get_path(&path)
-                .is_some_and(|n| n.span.start >= self.text.len())
+            && deepest.is_some_and(|n| n.span.start >= self.text.len())
     }
 
     /// The edits of one fix that writes several keys. Two keys inserted at one point (both
@@ -385,14 +388,18 @@ impl Context<'_> {
             self.root
         };
         let index = self.doc.roots.iter().position(|r| std::ptr::eq(r, tree))?;
-        let second = write_key_in(
-            &text,
-            doc.format,
-            doc.roots.get(index)?,
-            &w.key,
-            &w.value,
-            w.from_file,
-        )?;
+        let second = if self.in_base(&w.key) {
+            write_over_base(&text, doc.format, doc.roots.get(index)?, &w.key, &w.value)?
+        } else {
+            write_key_in(
+                &text,
+                doc.format,
+                doc.roots.get(index)?,
+                &w.key,
+                &w.value,
+                w.from_file,
+            )?
+        };
         let both = format!(
             "{}{}{}",
             text.get(..second.range.start)?,
@@ -551,6 +558,25 @@ impl KeyWrite {
 
 /// The edit that writes `value` at the dotted `key` of `root` in `text`: a replacement when the
 /// key is there, else an insertion into the deepest mapping on its path that exists.
+/// `key`, which a base sets, written into the file's own tree `front`, which the framework
+/// merges over its bases: under the mapping the file has, or, in a Python module that does not
+/// assign the key's top-level name at all, as a new assignment at its end (an existing
+/// assignment of another kind would be replaced by it, not merged).
+fn write_over_base(
+    text: &str,
+    format: crate::syntax::Format,
+    front: &Node,
+    key: &str,
+    value: &NewValue,
+) -> Option<crate::fix::Edit> {
+    let path: Vec<&str> = key.split('.').collect();
+    write_key_in(text, format, front, key, value, false).or_else(|| {
+        (format == crate::syntax::Format::Python && front.get_path(&path[..1]).is_none())
+            .then(|| crate::syntax::python::append_assignment(text, &path, value))
+            .flatten()
+    })
+}
+
 fn write_key_in(
     text: &str,
     format: crate::syntax::Format,

@@ -1,5 +1,6 @@
 //! Writing into Python source: a literal replaced in its own form, a keyword argument added
-//! in the call's own layout. Nothing that is not a literal is ever rewritten.
+//! in the call's own layout, a top-level assignment appended. Nothing that is not a literal is
+//! ever rewritten.
 
 use crate::fix::Edit;
 use crate::syntax::edit::NewValue;
@@ -189,5 +190,74 @@ pub fn insert_argument(
             last_end..line_end,
             format!(",{after_last}{nl}{indent}{item}"),
         ))
+    }
+}
+
+/// A name usable as a keyword argument or an assignment target.
+fn identifier(key: &str) -> bool {
+    !key.is_empty()
+        && key.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+        && !key.starts_with(|c: char| c.is_ascii_digit())
+        && !KEYWORDS.contains(&key)
+}
+
+/// Appends `first = dict(b=dict(c=value))` for the dotted `path` `first.b.c` to a module: a key
+/// that a base sets and the module does not, for a framework that merges the module's dicts
+/// into its bases' key by key (MMEngine's `_base_`). Strings in single quotes, OpenMMLab's
+/// style. `None` where a name is no identifier.
+pub fn append_assignment(text: &str, path: &[&str], value: &NewValue) -> Option<Edit> {
+    let (first, rest) = path.split_first()?;
+    if !path.iter().all(|k| identifier(k)) {
+        return None;
+    }
+    let mut inner = render(value, '\'');
+    for k in rest.iter().rev() {
+        inner = format!("dict({k}={inner})");
+    }
+    let nl = crate::syntax::newline_style(text);
+    let line = format!("{first} = {inner}{nl}");
+    let content = if text.is_empty() || text.ends_with('\n') {
+        line
+    } else {
+        format!("{nl}{line}")
+    };
+    Some(Edit::insert(text.len(), content))
+}
+
+#[cfg(test)]
+mod append_tests {
+    use super::*;
+
+    fn applied(text: &str, path: &[&str], value: &NewValue) -> Option<String> {
+        let e = append_assignment(text, path, value)?;
+        Some(format!("{text}{}", e.content))
+    }
+
+    #[test]
+    fn a_key_a_base_sets_is_appended_as_nested_dicts() {
+        let v = NewValue::Int(8);
+        assert_eq!(
+            applied(
+                "_base_ = './a.py'\n",
+                &["train_dataloader", "batch_size"],
+                &v
+            )
+            .unwrap(),
+            "_base_ = './a.py'\ntrain_dataloader = dict(batch_size=8)\n"
+        );
+        // No final newline, a deeper key, a string in single quotes, CRLF kept.
+        assert_eq!(
+            applied(
+                "_base_ = 'a.py'\r\nx = 1",
+                &["optim_wrapper", "optimizer", "type"],
+                &NewValue::Str("SGD".into())
+            )
+            .unwrap(),
+            "_base_ = 'a.py'\r\nx = 1\r\noptim_wrapper = dict(optimizer=dict(type='SGD'))\r\n"
+        );
+        // Names Python cannot take as arguments or targets.
+        assert!(applied("", &["model", "class"], &v).is_none());
+        assert!(applied("", &["a-b"], &v).is_none());
+        assert!(applied("", &[], &v).is_none());
     }
 }

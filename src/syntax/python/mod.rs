@@ -54,7 +54,7 @@ use ruff_text_size::Ranged;
 
 use super::{Document, Format, ParseError, MAX_DEPTH};
 
-pub use edit::{insert_argument, replace_literal};
+pub use edit::{append_assignment, insert_argument, replace_literal};
 
 /// Parses Python source into the tree described in the module documentation.
 pub fn parse(text: &str) -> Result<Document, ParseError> {
