@@ -646,3 +646,31 @@ fn xvla_views_past_its_sequence_are_refused() {
         "{text}"
     );
 }
+
+#[test]
+fn a_policy_loaded_from_a_checkpoint_is_said_not_checked() {
+    // `--policy.path` takes the policy's config from the checkpoint (configs/train.py:207-218
+    // at lerobot@7427f318), which hwlint does not read: HW901 says so and what to write,
+    // never "All checks passed".
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("train.sh");
+    std::fs::write(
+        &path,
+        "lerobot-train --policy.path=lerobot/xvla-base --dataset.repo_id=x --batch_size=8\n",
+    )
+    .unwrap();
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_hwlint"))
+        .args(["check", "--output-format", "concise"])
+        .arg(&path)
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains("HW901")
+            && text.contains("policy `lerobot/xvla-base`")
+            && text.contains("its config is the checkpoint's")
+            && text.contains("`policy.input_features`")
+            && !text.contains("All checks passed"),
+        "{text}"
+    );
+}

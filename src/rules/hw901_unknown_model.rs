@@ -20,7 +20,9 @@
 //!   LoRA on the fp32 actor and the Megatron actor). A loop with no recipe
 //!   is said first: naming the model would not make the run estimable. For a PPO run the model
 //!   named is the policy (TRL's `sft_model_path`), or the value or reward model the catalog
-//!   lacks.
+//!   lacks. A robot policy loaded from a checkpoint the catalog does not hold (LeRobot's
+//!   `--policy.path`) takes its config from the checkpoint, which hwlint does not read: the
+//!   note says which keys would let it size the policy from the file.
 //!
 //! An unknown sequence length is bounded by the model's context, so it decides where it can
 //! (a small model fits at any length). The summary line counts the outcomes
@@ -99,6 +101,32 @@ fn unknown(ctx: &Context, name: &str) -> Vec<Violation> {
     .into_iter()
     .find(|c| ctx.setup.str(*c).is_some_and(|(n, _)| n == name))
     .unwrap_or(Concept::Model);
+    // A policy loaded from a checkpoint (LeRobot's `--policy.path`): its config is the
+    // checkpoint's, and a policy is sized from its keys, not from an architecture.
+    if let Some(spec) = &ctx.dialect.policy {
+        let setting = ctx.setup.get(concept);
+        let key = setting
+            .map(|s| s.origin.key().to_string())
+            .unwrap_or_default();
+        if concept == Concept::Model && !spec.type_keys.contains(&key) {
+            return vec![Violation {
+                message: format!(
+                    "policy `{name}` {NOT_IN_CATALOG} (HW101-HW105) were skipped: its config is the checkpoint's, which hwlint does not read; name the policy in the file ({}) with the keys its size depends on (cameras under `{}`, chunk, freeze flags) to have it sized",
+                    spec.type_keys
+                        .iter()
+                        .map(|k| format!("`{k}`"))
+                        .collect::<Vec<_>>()
+                        .join(" or "),
+                    spec.type_keys
+                        .first()
+                        .and_then(|k| k.rsplit_once('.'))
+                        .map_or(spec.features.clone(), |(p, _)| format!("{p}.{}", spec.features))
+                ),
+                span: ctx.span_of(concept),
+                fix: None,
+            }];
+        }
+    }
     // A Hugging Face id or a path can also be a local folder with config.json.
     let folder = if name.contains('/') {
         format!(

@@ -243,10 +243,11 @@ pub(super) fn groot(
         }
         parts.push(part(e));
     }
+    // Parts of weights only: the backbone's outputs have none to freeze.
     let frozen: Vec<String> = model
         .parts
         .iter()
-        .filter(|p| !trained(&p.name))
+        .filter(|p| !trained(&p.name) && p.name != "backbone outputs")
         .map(|p| match trains.get(p.name.as_str()) {
             Some((_, key)) => format!("{} (`{key}` false)", p.name),
             None => p.name.clone(),
