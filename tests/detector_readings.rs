@@ -61,6 +61,17 @@ fn copied(files: &[&str]) -> tempfile::TempDir {
     dir
 }
 
+/// What `hwlint check` finds in the launch script `script` on an RTX 4090, as JSON.
+fn launched(script: &str) -> Vec<Value> {
+    let out = cli::hwlint(std::path::Path::new(env!("CARGO_MANIFEST_DIR")))
+        .args(["check", &format!("{DIR}/{LAUNCH}/{script}")])
+        .args(["--target", "rtx-4090", "--output-format", "json"])
+        .output()
+        .unwrap();
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    v.as_array().unwrap().clone()
+}
+
 /// The number the first line of `text` starting with `key` (after indentation) holds.
 fn number(text: &str, key: &str) -> f64 {
     text.lines()
@@ -361,14 +372,7 @@ fn the_launch_line_sets_the_gpus_the_global_batch_splits_over() {
     // `train_net.py --num-gpus N --config-file F`: 16 images over 1 GPU do not fit a 24 GB
     // card; over the 8 GPUs the config is made for, 2 a GPU fit.
     let codes = |script: &str| -> Vec<String> {
-        let out = cli::hwlint(std::path::Path::new(env!("CARGO_MANIFEST_DIR")))
-            .args(["check", &format!("{DIR}/{LAUNCH}/{script}")])
-            .args(["--target", "rtx-4090", "--output-format", "json"])
-            .output()
-            .unwrap();
-        let v: Value = serde_json::from_slice(&out.stdout).unwrap();
-        v.as_array()
-            .unwrap()
+        launched(script)
             .iter()
             .map(|d| d["code"].as_str().unwrap().to_string())
             .collect()
@@ -382,15 +386,8 @@ fn a_launch_line_follows_the_base_chain_of_the_config_it_names() {
     // `--config-file` names the zoo child, whose `_BASE_` holds the batch and the FPN: the
     // chain is followed as fvcore's merge_from_file does, and the finding names the base that
     // sets the 16 images.
-    let script = "train-zoo-chain.sh";
-    let out = cli::hwlint(std::path::Path::new(env!("CARGO_MANIFEST_DIR")))
-        .args(["check", &format!("{DIR}/{LAUNCH}/{script}")])
-        .args(["--target", "rtx-4090", "--output-format", "json"])
-        .output()
-        .unwrap();
-    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
-    let found = v.as_array().unwrap();
-    assert_eq!(found.len(), 1, "{v}");
+    let found = launched("train-zoo-chain.sh");
+    assert_eq!(found.len(), 1, "{found:?}");
     assert_eq!(found[0]["code"], "HW101");
     let message = found[0]["message"].as_str().unwrap();
     assert!(

@@ -35,6 +35,19 @@ fn parts(p: &Plan) -> Vec<(String, bool, u64, Option<u64>)> {
         .collect()
 }
 
+/// What `hwlint check --output-format concise` says of `text`, written to a temporary `name`.
+fn concise(name: &str, text: &str) -> String {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join(name);
+    std::fs::write(&path, text).unwrap();
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_hwlint"))
+        .args(["check", "--output-format", "concise"])
+        .arg(&path)
+        .output()
+        .unwrap();
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
 fn trainable(p: &Plan) -> u64 {
     estimate(p).trainable_params
 }
@@ -268,7 +281,6 @@ fn openpi_pi05_keeps_an_ema_copy_and_its_adarms_projections() {
 #[test]
 fn a_policy_its_keys_cannot_size_is_refused_by_name() {
     // Never the catalog's other configuration of the policy: HW901 names the key and why.
-    let dir = tempfile::tempdir().unwrap();
     for (body, why) in [
         (
             "  vision_backbone: resnet101\n",
@@ -283,18 +295,10 @@ fn a_policy_its_keys_cannot_size_is_refused_by_name() {
             "`policy.input_features.observation.images.top` has no [channels, height, width] shape",
         ),
     ] {
-        let path = dir.path().join("act.yaml");
-        std::fs::write(
-            &path,
-            format!("dataset: {{repo_id: x}}\nbatch_size: 8\npolicy:\n  type: act\n{body}"),
-        )
-        .unwrap();
-        let out = std::process::Command::new(env!("CARGO_BIN_EXE_hwlint"))
-            .args(["check", "--output-format", "concise"])
-            .arg(&path)
-            .output()
-            .unwrap();
-        let text = String::from_utf8_lossy(&out.stdout);
+        let text = concise(
+            "act.yaml",
+            &format!("dataset: {{repo_id: x}}\nbatch_size: 8\npolicy:\n  type: act\n{body}"),
+        );
         assert!(
             text.contains("HW901") && text.contains("the model was not read") && text.contains(why),
             "{body}: {text}"
@@ -538,19 +542,10 @@ fn groot_trains_the_groups_its_tune_flags_name() {
 
 #[test]
 fn groot_with_parameters_in_the_checkpoints_dtype_is_refused() {
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("groot.yaml");
-    std::fs::write(
-        &path,
+    let text = concise(
+        "groot.yaml",
         "dataset: {repo_id: x}\nbatch_size: 8\npolicy:\n  type: groot\n  model_params_fp32: false\n",
-    )
-    .unwrap();
-    let out = std::process::Command::new(env!("CARGO_BIN_EXE_hwlint"))
-        .args(["check", "--output-format", "concise"])
-        .arg(&path)
-        .output()
-        .unwrap();
-    let text = String::from_utf8_lossy(&out.stdout);
+    );
     assert!(
         text.contains("HW901") && text.contains("`policy.model_params_fp32` is false"),
         "{text}"
@@ -626,19 +621,10 @@ fn xvla_reads_its_views_freeze_flags_and_florence_dimensions() {
 
 #[test]
 fn xvla_views_past_its_sequence_are_refused() {
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("xvla.yaml");
-    std::fs::write(
-        &path,
+    let text = concise(
+        "xvla.yaml",
         "dataset: {repo_id: x}\nbatch_size: 8\npolicy:\n  type: xvla\n  input_features:\n    observation.images.a: {type: VISUAL, shape: [3, 480, 640]}\n    observation.images.b: {type: VISUAL, shape: [3, 480, 640]}\n",
-    )
-    .unwrap();
-    let out = std::process::Command::new(env!("CARGO_BIN_EXE_hwlint"))
-        .args(["check", "--output-format", "concise"])
-        .arg(&path)
-        .output()
-        .unwrap();
-    let text = String::from_utf8_lossy(&out.stdout);
+    );
     assert!(
         text.contains("HW901")
             && text.contains("698 tokens")
@@ -652,19 +638,10 @@ fn a_policy_loaded_from_a_checkpoint_is_said_not_checked() {
     // `--policy.path` takes the policy's config from the checkpoint (configs/train.py:207-218
     // at lerobot@7427f318), which hwlint does not read: HW901 says so and what to write,
     // never "All checks passed".
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("train.sh");
-    std::fs::write(
-        &path,
+    let text = concise(
+        "train.sh",
         "lerobot-train --policy.path=lerobot/xvla-base --dataset.repo_id=x --batch_size=8\n",
-    )
-    .unwrap();
-    let out = std::process::Command::new(env!("CARGO_BIN_EXE_hwlint"))
-        .args(["check", "--output-format", "concise"])
-        .arg(&path)
-        .output()
-        .unwrap();
-    let text = String::from_utf8_lossy(&out.stdout);
+    );
     assert!(
         text.contains("HW901")
             && text.contains("policy `lerobot/xvla-base`")

@@ -7,6 +7,25 @@ pub(super) fn int(n: u64) -> toml::Value {
     toml::Value::Integer(n.min(i64::MAX as u64) as i64)
 }
 
+/// An opaque part's dimensions: its parameters and, where the dialect counted them op by op,
+/// the elements a sample keeps for backward, holds as fp32 input and holds for a moment
+/// (`Architecture`'s `kept_per_sample`, `input_per_sample`, `transient_per_sample`; zero: none).
+pub(super) fn opaque(params: u64, kept: u64, input: u64, transient: u64) -> toml::Value {
+    let mut t = toml::Table::new();
+    t.insert("family".into(), "opaque".into());
+    t.insert("params".into(), int(params));
+    for (key, n) in [
+        ("kept_per_sample", kept),
+        ("input_per_sample", input),
+        ("transient_per_sample", transient),
+    ] {
+        if n > 0 {
+            t.insert(key.into(), int(n));
+        }
+    }
+    toml::Value::Table(t)
+}
+
 /// One `[[parts]]` entry.
 pub(super) fn part(entries: Vec<(&str, toml::Value)>) -> toml::Value {
     toml::Value::Table(

@@ -21,7 +21,7 @@ use std::collections::BTreeMap;
 
 use serde::Deserialize;
 
-use super::described::{composite, int, part};
+use super::described::{composite, int, opaque, part};
 use super::resolve::lookup_value;
 use super::setup::InlineModel;
 use super::spec::Dialect;
@@ -123,7 +123,8 @@ pub struct Key {
     pub default: Option<toml::Value>,
 }
 
-/// A freeze flag: when true, the named parts keep their weights only.
+/// A flag over named parts: a freeze flag (when true, the parts keep their weights only), or
+/// where the spec says so a tune flag (when true, they train: GR00T's `tune_*`).
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Freeze {
@@ -1081,12 +1082,7 @@ fn bet(r: &Reader, spec: &PolicySpec, b: &BetSpec, cams: &Cameras) -> Result<tom
     let io = r.int(&b.input_width)? * width + width + width * r.int(&b.output_width)?;
     let io = part(vec![
         ("name", "gpt input and output".into()),
-        ("dims", {
-            let mut t = toml::Table::new();
-            t.insert("family".into(), "opaque".into());
-            t.insert("params".into(), int(io));
-            toml::Value::Table(t)
-        }),
+        ("dims", opaque(io, 0, 0, 0)),
     ]);
     Ok(composite(
         vec![part(vision), part(gpt), io],

@@ -8,25 +8,17 @@
 
 use serde::Deserialize;
 
-use super::super::described::{composite, int, part};
-use super::{unread_cameras, Cameras, Key, PolicySpec, Reader};
+use super::super::described::{composite, int, opaque, part};
+use super::{unread_cameras, Cameras, Freeze, Key, PolicySpec, Reader};
 use crate::estimate::models::{lookup, Architecture};
-
-/// A `tune_*` flag: when true, the named parts train; when false, they keep their weights only.
-#[derive(Debug, Clone, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct Tune {
-    pub key: String,
-    pub default: bool,
-    pub parts: Vec<String>,
-}
 
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct GrootSpec {
     /// The catalog composite whose parts are sized.
     pub model: String,
-    pub tune: Vec<Tune>,
+    /// The `tune_*` flags: unlike a freeze flag, true means the named parts train.
+    pub tune: Vec<Freeze>,
     /// The top LLM layers that train while the rest of it is frozen.
     pub top_layers: Key,
     pub chunk: Key,
@@ -184,7 +176,7 @@ pub(super) fn groot(
                 parts.push(part(e));
                 continue;
             }
-            "vlm" => {
+            "vlm" | "vl self-attention" => {
                 e.push(("model", p.model.clone().into()));
                 tokens(&mut e);
             }
@@ -196,16 +188,9 @@ pub(super) fn groot(
                 // it to all of them).
                 let outputs =
                     s_most * (llm.vocab_size + 2 * (llm.num_layers + 1) * llm.hidden_size);
-                let mut t = toml::Table::new();
-                t.insert("family".into(), "opaque".into());
-                t.insert("transient_per_sample".into(), int(outputs));
-                e.push(("dims", toml::Value::Table(t)));
+                e.push(("dims", opaque(0, 0, 0, outputs)));
                 parts.push(part(e));
                 continue;
-            }
-            "vl self-attention" => {
-                e.push(("model", p.model.clone().into()));
-                tokens(&mut e);
             }
             "action expert" => {
                 e.push(("model", p.model.clone().into()));
@@ -217,11 +202,7 @@ pub(super) fn groot(
                 // (action_head/cross_attention_dit.py:351-378).
                 let cross = dit.arch.num_layers / 2;
                 let kept = cross * s_most * 2 * dit.arch.hidden_size + s_most * llm.hidden_size;
-                let mut t = toml::Table::new();
-                t.insert("family".into(), "opaque".into());
-                t.insert("params".into(), int(p.arch.params));
-                t.insert("kept_per_sample".into(), int(kept));
-                e.push(("dims", toml::Value::Table(t)));
+                e.push(("dims", opaque(p.arch.params, kept, 0, 0)));
             }
             "projectors" => e.push(("model", p.model.clone().into())),
             other => {

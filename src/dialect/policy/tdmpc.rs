@@ -9,7 +9,7 @@
 
 use serde::Deserialize;
 
-use super::super::described::{composite, int, part};
+use super::super::described::{composite, int, opaque, part};
 use super::{to_toml, Cameras, FeatureStyle, Images, Key, PolicySpec, Reader};
 use crate::syntax::{Node, NodeKind, Value};
 
@@ -287,31 +287,17 @@ pub(super) fn tdmpc(
         })?;
         // The batch's frames stay on the GPU through the step, with their shifted copy.
         let pixels = CHANNELS * h * w * frames * if shifted { 2 } else { 1 };
-        let mut dims = toml::Table::new();
-        dims.insert("family".into(), "opaque".into());
-        dims.insert("params".into(), int(enc.params));
-        dims.insert("kept_per_sample".into(), int(enc.maps));
-        dims.insert("input_per_sample".into(), int(pixels));
         // The no-grad encodings of the next frames (after the rollout, :365-374): their
         // first map and its ReLU's output. They belong to the model's part, which runs by
         // then; a camera the file does not list keeps them here, where the lower bound drops
         // them with the encoder.
         encodings = horizon * 2 * enc.first_map;
-        if imgs.unread {
-            dims.insert("transient_per_sample".into(), int(encodings));
-        }
-        let mut trained = vec![
-            ("name", "image encoder".into()),
-            ("dims", toml::Value::Table(dims)),
-        ];
+        let here = if imgs.unread { encodings } else { 0 };
+        let dims = opaque(enc.params, enc.maps, pixels, here);
+        let mut trained = vec![("name", "image encoder".into()), ("dims", dims)];
         let mut target = vec![
             ("name", "target image encoder".into()),
-            ("dims", {
-                let mut t = toml::Table::new();
-                t.insert("family".into(), "opaque".into());
-                t.insert("params".into(), int(enc.params));
-                toml::Value::Table(t)
-            }),
+            ("dims", opaque(enc.params, 0, 0, 0)),
             ("frozen", true.into()),
         ];
         if imgs.unread {
@@ -326,26 +312,14 @@ pub(super) fn tdmpc(
             format!("one camera at {h}x{w}")
         };
     }
-    let opaque = |params: u64, kept: u64, transient: u64| {
-        let mut t = toml::Table::new();
-        t.insert("family".into(), "opaque".into());
-        t.insert("params".into(), int(params));
-        if kept > 0 {
-            t.insert("kept_per_sample".into(), int(kept));
-        }
-        if transient > 0 {
-            t.insert("transient_per_sample".into(), int(transient));
-        }
-        toml::Value::Table(t)
-    };
     let listed = if imgs.unread { 0 } else { encodings };
     parts.push(part(vec![
         ("name", "model".into()),
-        ("dims", opaque(told, kept, listed)),
+        ("dims", opaque(told, kept, 0, listed)),
     ]));
     targets.push(part(vec![
         ("name", "target model".into()),
-        ("dims", opaque(told, 0, 0)),
+        ("dims", opaque(told, 0, 0, 0)),
         ("frozen", true.into()),
     ]));
     parts.extend(targets);

@@ -12,7 +12,7 @@ use std::collections::BTreeMap;
 
 use serde::Deserialize;
 
-use super::super::described::{composite, int, part};
+use super::super::described::{composite, int, opaque, part};
 use super::{unread_cameras, Cameras, Images, Key, PolicySpec, Reader};
 use crate::estimate::models::Architecture;
 
@@ -296,15 +296,8 @@ pub(super) fn xvla(
     let rest = davit.saturating_sub(stage_params) + positions * embed[3];
     let mut e = vec![
         ("name", "vision rest".into()),
-        (
-            "dims",
-            toml::Value::Table(table(vec![
-                ("family", "opaque".into()),
-                ("params", int(rest)),
-                // The pixels, cast to the model's dtype (modeling_xvla.py:210).
-                ("input_per_sample", int(3 * most_img.0 * most_img.1)),
-            ])),
-        ),
+        // The pixels, cast to the model's dtype (modeling_xvla.py:210).
+        ("dims", opaque(rest, 0, 3 * most_img.0 * most_img.1, 0)),
         ("count", int(most)),
     ];
     if least < most {
@@ -319,10 +312,7 @@ pub(super) fn xvla(
         ("name", "projector".into()),
         (
             "dims",
-            toml::Value::Table(table(vec![
-                ("family", "opaque".into()),
-                ("params", int(embed[3] * projection + 2 * projection)),
-            ])),
+            opaque(embed[3] * projection + 2 * projection, 0, 0, 0),
         ),
     ]));
     // BART's encoder as BERT's post-LN block (BERT's pooler, d x d + d, is one more matrix than
@@ -412,14 +402,7 @@ pub(super) fn xvla(
         encoder_in * hidden + hidden * action + if hetero { 2 * projection * hidden } else { 0 };
     let mut e = vec![
         ("name", "action input and output".into()),
-        (
-            "dims",
-            toml::Value::Table(table(vec![
-                ("family", "opaque".into()),
-                ("params", int(io)),
-                ("kept_per_sample", int(gathered)),
-            ])),
-        ),
+        ("dims", opaque(io, gathered, 0, 0)),
     ];
     if !train_transformer {
         e.push(("frozen", true.into()));
@@ -428,13 +411,7 @@ pub(super) fn xvla(
     if soft > 0 {
         let mut e = vec![
             ("name", "soft prompts".into()),
-            (
-                "dims",
-                toml::Value::Table(table(vec![
-                    ("family", "opaque".into()),
-                    ("params", int(domains * soft * hidden)),
-                ])),
-            ),
+            ("dims", opaque(domains * soft * hidden, 0, 0, 0)),
         ];
         if !train_soft {
             e.push(("frozen", true.into()));
