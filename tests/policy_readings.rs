@@ -651,3 +651,54 @@ fn a_policy_loaded_from_a_checkpoint_is_said_not_checked() {
         "{text}"
     );
 }
+
+#[test]
+fn hostile_sizes_of_the_newer_policies_are_refused_by_name() {
+    // Each would overflow the products that size the parts, or builds nothing: HW901 names
+    // the key, never a panic.
+    let cams = "  input_features:\n    observation.images.a: {type: VISUAL, shape: [3, 224, 224]}\n    observation.state: {type: STATE, shape: [6]}\n";
+    for (policy, body, why) in [
+        (
+            "xvla",
+            "  num_domains: 1000000000000\n",
+            "`policy.num_domains` is 1000000000000, past the 1048576",
+        ),
+        ("xvla", "  num_heads: 0\n", "`policy.num_heads` is 0"),
+        (
+            "xvla",
+            "  florence_config: {text_config: {d_model: 1000000000000000000}}\n",
+            "`policy.florence_config.text_config.d_model` is 1000000000000000000",
+        ),
+        (
+            "xvla",
+            "  mlp_ratio: 1.0e300\n",
+            "`policy.mlp_ratio` is not a ratio",
+        ),
+        (
+            "tdmpc",
+            "  horizon: 999999999999\n",
+            "`policy.horizon` is 999999999999, outside the 1-1024",
+        ),
+        (
+            "tdmpc",
+            "  mlp_dim: 99999999999\n",
+            "`policy.mlp_dim` is 99999999999, outside the 1-65536",
+        ),
+        (
+            "groot",
+            "  tune_top_llm_layers: 99999\n",
+            "`policy.tune_top_llm_layers` is 99999, more than the LLM's 16 layers",
+        ),
+    ] {
+        let text = concise(
+            "p.yaml",
+            &format!(
+                "dataset: {{repo_id: x}}\nbatch_size: 8\npolicy:\n  type: {policy}\n{body}{cams}"
+            ),
+        );
+        assert!(
+            text.contains("HW901") && text.contains("the model was not read") && text.contains(why),
+            "{policy} {body}: {text}"
+        );
+    }
+}

@@ -21,6 +21,9 @@ use crate::estimate::models::Architecture;
 /// halved, rounding up.
 const FIRST_STRIDE: u64 = 4;
 const KERNELS: [u64; 4] = [7, 3, 3, 3];
+/// The largest count or width hwlint reads from X-VLA's keys: past it the products that size
+/// the parts would overflow, and no model is that wide.
+const MAX_DIM: u64 = 1 << 20;
 
 /// Florence-2's dimensions, each read from `florence_config` under the policy (the native
 /// name, then the remote-code one) or Florence-2-large's.
@@ -126,8 +129,28 @@ fn first_int(r: &Reader, keys: &[Key]) -> Result<u64, String> {
         .iter()
         .find(|k| r.root.get_dotted(&r.full(&k.key)).is_some());
     match set.or(keys.first()) {
-        Some(k) => r.int(k),
+        Some(k) => dim(r, k),
         None => Err("no key for the position table".to_string()),
+    }
+}
+
+/// A count or width of at most [`MAX_DIM`].
+fn dim(r: &Reader, k: &Key) -> Result<u64, String> {
+    let n = r.int(k)?;
+    if n > MAX_DIM {
+        return Err(format!(
+            "`{}` is {n}, past the {MAX_DIM} hwlint sizes",
+            r.full(&k.key)
+        ));
+    }
+    Ok(n)
+}
+
+/// A width or depth of at least 1 and at most [`MAX_DIM`].
+fn positive(r: &Reader, k: &Key) -> Result<u64, String> {
+    match dim(r, k)? {
+        0 => Err(format!("`{}` is 0", r.full(&k.key))),
+        n => Ok(n),
     }
 }
 
@@ -168,20 +191,20 @@ pub(super) fn xvla(
     let embed = first_list(r, &f.embed)?;
     let depths = list(r, &f.depths)?;
     let heads = list(r, &f.heads)?;
-    let projection = r.int(&f.projection)?;
+    let projection = positive(r, &f.projection)?;
     let positions = first_int(r, &f.positions)?;
     let (d, layers, text_heads, ffn) = (
-        r.int(&f.d_model)?,
-        r.int(&f.layers)?,
-        r.int(&f.text_heads)?,
-        r.int(&f.ffn)?,
+        positive(r, &f.d_model)?,
+        positive(r, &f.layers)?,
+        positive(r, &f.text_heads)?,
+        positive(r, &f.ffn)?,
     );
-    let (vocab, text_positions) = (r.int(&f.vocab)?, r.int(&f.text_positions)?);
+    let (vocab, text_positions) = (dim(r, &f.vocab)?, dim(r, &f.text_positions)?);
 
     let imgs = Images::read(spec, cams, &[]);
     let resize = r.shape(&x.resize)?;
     let seen = |img: (u64, u64)| resize.unwrap_or(img);
-    let empty = r.int(&x.empty_cameras)?;
+    let empty = dim(r, &x.empty_cameras)?;
     let (listed_most, least) = (imgs.most.len() as u64, imgs.least.len() as u64);
     if listed_most == 0 {
         return Err(format!(
@@ -190,7 +213,7 @@ pub(super) fn xvla(
         ));
     }
     let listed_views = match r.value(&x.views) {
-        Some(toml::Value::Integer(n)) if n >= 0 => n as u64,
+        Some(toml::Value::Integer(n)) if n >= 0 => dim(r, &x.views)?,
         _ => 0,
     };
     // num_image_views = max(the key, cameras + empty ones) (configuration_xvla.py:212-215).
@@ -202,12 +225,12 @@ pub(super) fn xvla(
     let t_most = view_tokens(most_img.0, most_img.1);
     let t_least = view_tokens(least_img.0, least_img.1);
 
-    let chunk = r.int(&x.chunk)?;
-    let language = r.int(&x.language)?;
-    let soft = r.int(&x.soft_prompts)?;
-    let max_len = r.int(&x.max_len_seq)?;
-    let hidden = r.int(&x.hidden)?;
-    let depth = r.int(&x.depth)?;
+    let chunk = dim(r, &x.chunk)?;
+    let language = dim(r, &x.language)?;
+    let soft = dim(r, &x.soft_prompts)?;
+    let max_len = positive(r, &x.max_len_seq)?;
+    let hidden = positive(r, &x.hidden)?;
+    let depth = positive(r, &x.depth)?;
     let ratio = match r.value(&x.mlp_ratio) {
         Some(toml::Value::Float(v)) if v > 0.0 && v < 64.0 => v,
         Some(toml::Value::Integer(n)) if n > 0 && n < 64 => n as f64,
@@ -228,7 +251,7 @@ pub(super) fn xvla(
     }
     if before(most, t_most) > max_len {
         return Err(format!(
-            "{} tokens (the {chunk}-step chunk, {} views x {t_most} at {}x{}, the {language}-token prompt) pass `{}` {max_len}, which X-VLA's transformer refuses (soft_transformer.py:398-400)",
+            "{} tokens (the {chunk}-step chunk, {} view(s) x {t_most} at {}x{}, the {language}-token prompt) pass `{}` {max_len}, which X-VLA's transformer refuses (soft_transformer.py:398-400)",
             before(most, t_most),
             views(most),
             most_img.0,
@@ -345,7 +368,7 @@ pub(super) fn xvla(
         ("family", "gpt2".into()),
         ("hidden_size", int(hidden)),
         ("num_layers", int(depth)),
-        ("num_heads", int(r.int(&x.heads)?)),
+        ("num_heads", int(positive(r, &x.heads)?)),
         (
             "intermediate_size",
             int((hidden as f64 * ratio).round() as u64),
@@ -368,11 +391,11 @@ pub(super) fn xvla(
     // Its input and output layers (soft_transformer.py:322-341): the two projections into it
     // (per domain with `use_hetero_proj`), the action encoder over [action, proprio, time] and
     // the decoder, per domain; each sample's domain's weights are gathered and kept.
-    let domains = r.int(&x.domains)?;
+    let domains = dim(r, &x.domains)?;
     let mode = r.string(&x.action_mode)?;
     let action = match x.action_dims.get(&mode) {
         Some(n) => *n,
-        None if mode == "auto" => r.int(&x.max_action_dim)?,
+        None if mode == "auto" => dim(r, &x.max_action_dim)?,
         None => {
             let mut known: Vec<&str> = x.action_dims.keys().map(String::as_str).collect();
             known.push("auto");
@@ -384,11 +407,11 @@ pub(super) fn xvla(
         }
     };
     let proprio = if bool_key(r, &x.use_proprio)? {
-        r.int(&x.max_state_dim)?
+        dim(r, &x.max_state_dim)?
     } else {
         0
     };
-    let time = r.int(&x.dim_time)?;
+    let time = dim(r, &x.dim_time)?;
     let hetero = bool_key(r, &x.hetero)?;
     let encoder_in = action + proprio + time;
     let per_domain = |i: u64, o: u64| domains * (i * o + o);
