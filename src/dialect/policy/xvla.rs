@@ -112,26 +112,13 @@ fn list(r: &Reader, k: &Key) -> Result<Vec<u64>, String> {
     }
 }
 
-/// The first of `keys` the file sets, else the first's default.
-fn first_list(r: &Reader, keys: &[Key]) -> Result<Vec<u64>, String> {
-    let set = keys
-        .iter()
-        .find(|k| r.root.get_dotted(&r.full(&k.key)).is_some());
-    match set.or(keys.first()) {
-        Some(k) => list(r, k),
-        None => Err("no key for the vision tower's widths".to_string()),
-    }
-}
-
-/// The first of `keys` the file sets, else the first's default.
-fn first_int(r: &Reader, keys: &[Key]) -> Result<u64, String> {
-    let set = keys
-        .iter()
-        .find(|k| r.root.get_dotted(&r.full(&k.key)).is_some());
-    match set.or(keys.first()) {
-        Some(k) => dim(r, k),
-        None => Err("no key for the position table".to_string()),
-    }
+/// The first of `keys` the file sets, else the first (its default): Florence-2's native name
+/// or the remote-code one. The spec lists at least one.
+fn first_set<'k>(r: &Reader, keys: &'k [Key], what: &str) -> Result<&'k Key, String> {
+    keys.iter()
+        .find(|k| r.root.get_dotted(&r.full(&k.key)).is_some())
+        .or(keys.first())
+        .ok_or_else(|| format!("no key for {what}"))
 }
 
 /// A count or width of at most [`MAX_DIM`].
@@ -152,10 +139,6 @@ fn positive(r: &Reader, k: &Key) -> Result<u64, String> {
         0 => Err(format!("`{}` is 0", r.full(&k.key))),
         n => Ok(n),
     }
-}
-
-fn bool_key(r: &Reader, k: &Key) -> Result<bool, String> {
-    r.bool(k)
 }
 
 /// An inline architecture's parameter count, as the estimator counts it.
@@ -188,11 +171,11 @@ pub(super) fn xvla(
 ) -> Result<toml::Table, String> {
     let f = &x.florence;
     let given = r.root.get_dotted(&r.full(&f.given_by)).is_some();
-    let embed = first_list(r, &f.embed)?;
+    let embed = list(r, first_set(r, &f.embed, "the vision tower's widths")?)?;
     let depths = list(r, &f.depths)?;
     let heads = list(r, &f.heads)?;
     let projection = positive(r, &f.projection)?;
-    let positions = first_int(r, &f.positions)?;
+    let positions = dim(r, first_set(r, &f.positions, "the position table")?)?;
     let (d, layers, text_heads, ffn) = (
         positive(r, &f.d_model)?,
         positive(r, &f.layers)?,
@@ -262,10 +245,10 @@ pub(super) fn xvla(
     let seq_most = before(most, t_most) + soft;
     let seq_least = before(least, t_least) + soft;
 
-    let freeze_vision = bool_key(r, &x.freeze_vision)?;
-    let freeze_language = bool_key(r, &x.freeze_language)?;
-    let train_transformer = bool_key(r, &x.train_transformer)?;
-    let train_soft = bool_key(r, &x.train_soft_prompts)?;
+    let freeze_vision = r.bool(&x.freeze_vision)?;
+    let freeze_language = r.bool(&x.freeze_language)?;
+    let train_transformer = r.bool(&x.train_transformer)?;
+    let train_soft = r.bool(&x.train_soft_prompts)?;
 
     let mut parts = Vec::new();
     // The DaViT's stages as ViT blocks over their grids: a spatial (windowed) and a channel
@@ -406,13 +389,13 @@ pub(super) fn xvla(
             ));
         }
     };
-    let proprio = if bool_key(r, &x.use_proprio)? {
+    let proprio = if r.bool(&x.use_proprio)? {
         dim(r, &x.max_state_dim)?
     } else {
         0
     };
     let time = dim(r, &x.dim_time)?;
-    let hetero = bool_key(r, &x.hetero)?;
+    let hetero = r.bool(&x.hetero)?;
     let encoder_in = action + proprio + time;
     let per_domain = |i: u64, o: u64| domains * (i * o + o);
     let projections = if hetero {
