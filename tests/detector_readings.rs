@@ -172,6 +172,52 @@ fn the_zoo_rows_read_their_backbone_heads_and_share_of_the_batch() {
 }
 
 #[test]
+fn retinanet_rows_read_their_dense_head_and_python_anchor_sizes() {
+    // Base-RetinaNet.yaml's anchor sizes are a comprehension yacs evaluates (3 sizes at each of
+    // 5 levels); with the 3 default aspect ratios, 9 anchors a position over P3-P7.
+    let r50 = estimate("retinanet_R_50_FPN_3x.yaml", 8);
+    assert!(
+        r50["model"]
+            .as_str()
+            .unwrap()
+            .contains("R-50-FPN RetinaNet on 800 x 1344 images"),
+        "{}",
+        r50["model"]
+    );
+    // torchvision's retinanet_resnet50_fpn (34,014,999) is this model with 91 classes and a
+    // P6 over P5: detectron2's P6 reads res5 (9 x 2048 x 256 weights for 9 x 256 x 256), and
+    // 11 classes fewer are 9 anchors x 11 x (256 x 9 + 1) parameters fewer.
+    let p6 = 9 * (2048 - 256) * 256;
+    assert_eq!(
+        num(&r50, "params") as u64,
+        34_014_999 + p6 - 9 * 11 * (256 * 9 + 1)
+    );
+    // R101 adds 17 bottlenecks to res4, 1024 -> 256 -> 256 -> 1024 without biases or
+    // trained norms.
+    let r101 = estimate("retinanet_R_101_FPN_3x.yaml", 8);
+    let block = 1024 * 256 + 9 * 256 * 256 + 256 * 1024;
+    assert_eq!(
+        num(&r101, "params") as u64 - num(&r50, "params") as u64,
+        17 * block
+    );
+    for e in [&r50, &r101] {
+        assert_eq!(e["plan"]["batch"], 2);
+        assert_eq!(e["plan"]["optimizer"], "sgd-momentum");
+        assert_eq!(e["plan"]["precision"], "fp32");
+    }
+    // The focal loss over 201,600 anchors x 80 classes an image is the largest transient:
+    // the head's outputs and permuted copies (8 B a logit and box delta), the loss's ten fp32
+    // tensors and int64 one-hot (48 B a logit), and 40 B an anchor of labels and box targets.
+    let (anchors, logits) = (201_600.0, 201_600.0 * 80.0);
+    let transient = 2.0 * (8.0 * (logits + 4.0 * anchors) + 48.0 * logits + 40.0 * anchors);
+    assert_eq!(num(&r50, "temporary_bytes"), transient);
+    // A Faster R-CNN on the same backbone and input keeps more for backward (its ROI heads
+    // and P2) but has no such loss.
+    let faster = estimate("faster_rcnn_R_50_FPN_3x.yaml", 8);
+    assert!(num(&faster, "temporary_bytes") < transient / 2.0);
+}
+
+#[test]
 fn frozen_stages_and_norms_change_what_the_backbone_keeps() {
     let base = num(
         &estimate("faster_rcnn_R_50_FPN_3x.yaml", 8),
@@ -274,7 +320,10 @@ fn other_detectors_are_refused_by_the_key_that_makes_them_another() {
             "deformable.yaml",
             "`MODEL.RESNETS.DEFORM_ON_PER_STAGE` is [false, true, true, true]",
         ),
-        ("retinanet.yaml", "`MODEL.META_ARCHITECTURE` is RetinaNet"),
+        (
+            "retinanet-gn.yaml",
+            "`MODEL.RETINANET.NORM` is GN; hwlint sizes \"\" (none) only",
+        ),
         (
             "missing-base.yaml",
             "neither it nor the bases hwlint could read set the model (`MODEL.META_ARCHITECTURE`)",
@@ -420,6 +469,43 @@ fn a_batch_the_base_sets_is_lowered_by_an_override_in_the_child() {
     assert!((1.0..16.0).contains(&images), "{fixed}");
     assert!(
         (number(solver, "BASE_LR:") - 0.02 * images / 16.0).abs() < 1e-9,
+        "{fixed}"
+    );
+}
+
+#[test]
+fn sixteen_retinanet_images_on_one_24gb_card_are_lowered_in_the_child() {
+    // Base-RetinaNet.yaml's 16 images a step on one RTX 4090: the focal loss alone holds
+    // 16 x 0.9 GB. The fix lowers the batch in the child and scales the base's learning rate
+    // (0.01, RetinaNet's own) by the same factor.
+    let child = "retinanet_R_101_FPN_3x.yaml";
+    let dir = copied(&["Base-RetinaNet.yaml", child]);
+    let args = ["--target", "rtx-4090", "--gpus", "1"];
+    let out = cli::hwlint(dir.path())
+        .args(["check", child, "--output-format", "json"])
+        .args(args)
+        .output()
+        .unwrap();
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let found = v.as_array().unwrap();
+    assert_eq!(found.len(), 1, "{v}");
+    assert_eq!(found[0]["code"], "HW101", "{v}");
+    let message = found[0]["message"].as_str().unwrap();
+    assert!(
+        message.contains("R-101-FPN RetinaNet") && message.contains("micro-batch 16"),
+        "{message}"
+    );
+    cli::hwlint(dir.path())
+        .args(["check", child, "--fix", "--unsafe-fixes"])
+        .args(args)
+        .assert()
+        .success();
+    let fixed = std::fs::read_to_string(dir.path().join(child)).unwrap();
+    let solver = fixed.split("SOLVER:").nth(1).unwrap_or_default();
+    let images = number(solver, "IMS_PER_BATCH:");
+    assert!((1.0..16.0).contains(&images), "{fixed}");
+    assert!(
+        (number(solver, "BASE_LR:") - 0.01 * images / 16.0).abs() < 1e-9,
         "{fixed}"
     );
 }

@@ -1,13 +1,13 @@
 //! A detector's training step (`[detector]` in a dialect) sized from its config: the ResNet
-//! backbone (depth, groups, frozen stages, norm), the feature pyramid, the RPN's anchors, the
-//! ROI box and mask heads, and the largest input the resize allows (src/estimate/detector.rs
-//! keeps the memory model).
+//! backbone (depth, groups, frozen stages, norm), the feature pyramid, the anchors, the heads
+//! (an RPN with ROI box and mask heads, or RetinaNet's towers), and the largest input the
+//! resize allows (src/estimate/detector.rs keeps the memory model).
 //!
-//! Only the model the dialect's `requires` describe is sized (detectron2's `GeneralizedRCNN`
-//! with a ResNet-FPN backbone and the standard heads, MMDetection's Faster and Mask R-CNN with
-//! the same); any other (a C4 backbone, cascade or keypoint heads, deformable convolutions, a
-//! normalized pyramid, checkpointed blocks) is refused by the key that makes it another, so the
-//! estimate never stands for a model it did not read. Each dialect names its keys, their
+//! Only the models the dialect's `requires` describe are sized (detectron2's `GeneralizedRCNN`
+//! and `RetinaNet` with a ResNet-FPN backbone and the standard heads, MMDetection's Faster and
+//! Mask R-CNN with the same); any other (a C4 backbone, cascade or keypoint heads, deformable
+//! convolutions, a normalized pyramid or head, checkpointed blocks) is refused by the key that
+//! makes it another, so the estimate never stands for a model it did not read. Each dialect names its keys, their
 //! defaults and what their values mean (`Field`), and how its input is resized (yacs keys, or a
 //! data pipeline's resize step).
 
@@ -19,6 +19,7 @@ use super::described::int;
 use super::policy::to_toml;
 use super::setup::InlineModel;
 use super::spec::Dialect;
+use crate::estimate::detector::Kind;
 use crate::syntax::{Loader, Node, NodeKind, Value};
 
 /// The largest input side hwlint sizes: beyond it a typo would make a map of billions of
@@ -36,6 +37,12 @@ pub struct DetectorSpec {
     /// none (an MMEngine schedule or runtime file).
     #[serde(default)]
     pub meta_required: bool,
+    /// The model's kind when `meta` is not set, and the values that name a two-stage detector.
+    #[serde(default)]
+    pub meta_default: String,
+    pub two_stage: Vec<String>,
+    /// The one-stage RetinaNet, where the dialect sizes it.
+    pub retinanet: Option<RetinanetSpec>,
     /// What the model must be for hwlint to size it.
     pub requires: Vec<Requirement>,
     pub depth: Field,
@@ -82,6 +89,16 @@ pub struct DetectorSpec {
     /// the bytes its IoU holds a box and anchor.
     pub boxes_assumed: u64,
     pub matching_bytes: u64,
+    pub source: String,
+}
+
+/// RetinaNet's keys: the values of `meta` that name it, its head's, and what builds it.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RetinanetSpec {
+    pub is: Vec<String>,
+    pub classes: Field,
+    pub tower_convs: Field,
     pub source: String,
 }
 
@@ -138,6 +155,8 @@ pub struct Requirement {
     pub is: Vec<String>,
     /// Only when this key holds one of its values (the mask head's name, under `MASK_ON`).
     pub when: Option<super::spec::Condition>,
+    /// Only for this kind of detector (the RPN's keys for a two-stage one); else for all.
+    pub heads: Option<Kind>,
 }
 
 /// The detector the file describes, when the dialect sizes detectors and the file is one.
@@ -165,7 +184,31 @@ pub fn architecture(dialect: &Dialect, root: &Node) -> Result<Option<InlineModel
         }
     }
     let r = Reader { loader, root };
+    let meta = r
+        .text(&spec.meta)
+        .unwrap_or_else(|| spec.meta_default.clone());
+    let named_by = |names: &[String]| names.iter().any(|v| v.eq_ignore_ascii_case(&meta));
+    let kind = match &spec.retinanet {
+        _ if named_by(&spec.two_stage) => Kind::TwoStage,
+        Some(d) if named_by(&d.is) => Kind::Retinanet,
+        dense => {
+            let sized: Vec<&str> = spec
+                .two_stage
+                .iter()
+                .chain(dense.iter().flat_map(|d| &d.is))
+                .map(String::as_str)
+                .collect();
+            return Err(format!(
+                "`{}` is {meta}; hwlint sizes {} only",
+                spec.meta,
+                sized.join(" or ")
+            ));
+        }
+    };
     for req in &spec.requires {
+        if req.heads.is_some_and(|h| h != kind) {
+            continue;
+        }
         if let Some(when) = &req.when {
             if super::resolve::unmet(loader, root, when) {
                 continue;
@@ -173,10 +216,15 @@ pub fn architecture(dialect: &Dialect, root: &Node) -> Result<Option<InlineModel
         }
         let text = r.text(&req.key).unwrap_or_else(|| req.default.clone());
         if !req.is.iter().any(|v| v.eq_ignore_ascii_case(&text)) {
+            let sized: Vec<&str> = req
+                .is
+                .iter()
+                .map(|v| if v.is_empty() { "\"\" (none)" } else { v })
+                .collect();
             return Err(format!(
                 "`{}` is {text}; hwlint sizes {} only",
                 req.key,
-                req.is.join(" or ")
+                sized.join(" or ")
             ));
         }
     }
@@ -203,50 +251,30 @@ pub fn architecture(dialect: &Dialect, root: &Node) -> Result<Option<InlineModel
     };
     let anchors = anchors_per_position(&r, spec)?;
     let (height, width_px) = input(&r, spec)?;
-    let rois = r.int(&spec.rois)?;
-    let fraction = r.float(&spec.positive_fraction)?;
-    let mask = r.bool(&spec.mask)?;
-    let hidden: Vec<u64> = (0..4).map(|i| res2 << i).collect();
     let mut heads = toml::Table::new();
     for (field, value) in [
         ("input_height", height),
         ("input_width", width_px),
         ("fpn_channels", r.int(&spec.fpn_channels)?),
         ("anchors", anchors),
-        ("rois", rois),
-        (
-            "foreground_rois",
-            (rois as f64 * fraction.clamp(0.0, 1.0)) as u64,
-        ),
-        ("box_pooler", r.int(&spec.box_pooler)?),
-        ("box_convs", r.int(&spec.box_convs)?),
-        ("box_conv_dim", r.int(&spec.box_conv_dim)?),
-        ("box_fcs", r.int(&spec.box_fcs)?),
-        ("box_fc_dim", r.int(&spec.box_fc_dim)?),
-        ("classes", r.int(&spec.classes)?),
         ("boxes", spec.boxes_assumed),
         ("matching_bytes", spec.matching_bytes),
     ] {
         heads.insert(field.into(), int(value));
     }
-    heads.insert(
-        "class_agnostic_boxes".into(),
-        r.bool(&spec.box_class_agnostic)?.into(),
-    );
-    if mask {
-        heads.insert("mask".into(), true.into());
-        for (field, key) in [
-            ("mask_pooler", &spec.mask_pooler),
-            ("mask_convs", &spec.mask_convs),
-            ("mask_conv_dim", &spec.mask_conv_dim),
-        ] {
-            heads.insert(field.into(), int(r.int(key)?));
+    let (mask, source) = match (kind, &spec.retinanet) {
+        (Kind::Retinanet, Some(dense)) => {
+            heads.insert("kind".into(), "retinanet".into());
+            heads.insert("classes".into(), int(r.int(&dense.classes)?));
+            heads.insert("tower_convs".into(), int(r.int(&dense.tower_convs)?));
+            (false, dense.source.as_str())
         }
-        heads.insert(
-            "class_agnostic_masks".into(),
-            r.bool(&spec.mask_class_agnostic)?.into(),
-        );
-    }
+        _ => {
+            two_stage_heads(&r, spec, &mut heads)?;
+            (r.bool(&spec.mask)?, spec.source.as_str())
+        }
+    };
+    let hidden: Vec<u64> = (0..4).map(|i| res2 << i).collect();
     let mut table = toml::Table::new();
     table.insert("family".into(), "detector".into());
     table.insert(
@@ -283,7 +311,11 @@ pub fn architecture(dialect: &Dialect, root: &Node) -> Result<Option<InlineModel
         } else {
             String::new()
         },
-        if mask { "Mask R-CNN" } else { "Faster R-CNN" }
+        match kind {
+            Kind::Retinanet => "RetinaNet",
+            Kind::TwoStage if mask => "Mask R-CNN",
+            Kind::TwoStage => "Faster R-CNN",
+        }
     );
     let name = format!("{name} on {height} x {width_px} images");
     if let Some(toml::Value::Table(h)) = table.get_mut("detector") {
@@ -292,8 +324,8 @@ pub fn architecture(dialect: &Dialect, root: &Node) -> Result<Option<InlineModel
     table.insert(
         "source".into(),
         format!(
-            "{name} as {} (the largest input the resize allows, padded; the RPN's anchor matching sized at {} boxes an image, which the dataset decides)",
-            spec.source, spec.boxes_assumed
+            "{name} as {source} (the largest input the resize allows, padded; the anchor matching sized at {} boxes an image, which the dataset decides)",
+            spec.boxes_assumed
         )
         .into(),
     );
@@ -315,10 +347,57 @@ pub fn architecture(dialect: &Dialect, root: &Node) -> Result<Option<InlineModel
     Ok(Some(model))
 }
 
+/// The RPN's sampling and the ROI box and mask heads of a two-stage detector.
+fn two_stage_heads(r: &Reader, spec: &DetectorSpec, heads: &mut toml::Table) -> Result<(), String> {
+    let rois = r.int(&spec.rois)?;
+    let fraction = r.float(&spec.positive_fraction)?;
+    for (field, value) in [
+        ("rois", rois),
+        (
+            "foreground_rois",
+            (rois as f64 * fraction.clamp(0.0, 1.0)) as u64,
+        ),
+        ("box_pooler", r.int(&spec.box_pooler)?),
+        ("box_convs", r.int(&spec.box_convs)?),
+        ("box_conv_dim", r.int(&spec.box_conv_dim)?),
+        ("box_fcs", r.int(&spec.box_fcs)?),
+        ("box_fc_dim", r.int(&spec.box_fc_dim)?),
+        ("classes", r.int(&spec.classes)?),
+    ] {
+        heads.insert(field.into(), int(value));
+    }
+    heads.insert(
+        "class_agnostic_boxes".into(),
+        r.bool(&spec.box_class_agnostic)?.into(),
+    );
+    if r.bool(&spec.mask)? {
+        heads.insert("mask".into(), true.into());
+        for (field, key) in [
+            ("mask_pooler", &spec.mask_pooler),
+            ("mask_convs", &spec.mask_convs),
+            ("mask_conv_dim", &spec.mask_conv_dim),
+        ] {
+            heads.insert(field.into(), int(r.int(key)?));
+        }
+        heads.insert(
+            "class_agnostic_masks".into(),
+            r.bool(&spec.mask_class_agnostic)?.into(),
+        );
+    }
+    Ok(())
+}
+
 /// Anchors at each position: sizes x aspect ratios of a level, the same at every level (the
 /// RPN head predicts one count, `StandardRPNHead` asserts it); a single list serves all levels.
 fn anchors_per_position(r: &Reader, spec: &DetectorSpec) -> Result<u64, String> {
     let per_level = |k: &Field| -> Result<Vec<u64>, String> {
+        if let Some(levels) = (!k.key.is_empty())
+            .then(|| r.root.get_dotted(&k.key))
+            .flatten()
+            .and_then(|n| evaluated_levels(n, r.loader))
+        {
+            return levels.map_err(|why| format!("`{}` {why}", k.key));
+        }
         match r.value(k) {
             // One list for every level (MMDetection's `scales=[8]`).
             Some(toml::Value::Array(flat))
@@ -361,6 +440,61 @@ fn anchors_per_position(r: &Reader, spec: &DetectorSpec) -> Result<u64, String> 
             spec.anchor_sizes.key
         )),
     }
+}
+
+/// Entries of each level of a list PyYAML builds by evaluating Python text, or `None` when the
+/// node is not such a list. detectron2's Base-RetinaNet.yaml writes its anchor sizes as
+/// `!!python/object/apply:eval ["[[x, x * 2**(1.0/3), x * 2**(2.0/3) ] for x in [32, ...]]"]`,
+/// which yacs's `yaml.unsafe_load` evaluates (detectron2 config/config.py `load_yaml_with_base`
+/// allows it for detectron2's own files). hwlint evaluates nothing: it counts a literal list of
+/// lists, or a comprehension `[[e1, ..., en] for x in [a1, ..., am]]` as m levels of n.
+fn evaluated_levels(node: &Node, loader: Loader) -> Option<Result<Vec<u64>, String>> {
+    use ruff_python_ast::Expr;
+    if !node
+        .tag
+        .as_deref()
+        .is_some_and(|t| t.ends_with("python/object/apply:eval"))
+    {
+        return None;
+    }
+    let not_read = || Err("is Python text whose lists hwlint cannot count".to_string());
+    let text = match &node.kind {
+        NodeKind::Seq(args) => match args.as_slice() {
+            [one] => one.as_scalar().map(|s| s.value(loader)),
+            _ => None,
+        },
+        _ => None,
+    };
+    let Some(Value::Str(text)) = text else {
+        return Some(not_read());
+    };
+    let Ok(parsed) = ruff_python_parser::parse_expression(&text) else {
+        return Some(not_read());
+    };
+    let items = |e: &Expr| -> Option<usize> {
+        let elts = match e {
+            Expr::List(l) => &l.elts,
+            Expr::Tuple(t) => &t.elts,
+            _ => return None,
+        };
+        (!elts.is_empty() && !elts.iter().any(Expr::is_starred_expr)).then_some(elts.len())
+    };
+    let levels = match &*parsed.expr() {
+        Expr::List(outer) => outer.elts.iter().map(items).collect::<Option<Vec<_>>>(),
+        Expr::ListComp(comp) => match comp.generators.as_slice() {
+            [gen] if gen.ifs.is_empty() && !gen.is_async => {
+                let each = items(&comp.elt);
+                let count = items(&gen.iter);
+                each.zip(count).map(|(n, m)| vec![n; m])
+            }
+            _ => None,
+        },
+        _ => None,
+    };
+    Some(match levels {
+        Some(v) if !v.is_empty() => Ok(v.into_iter().map(|n| n as u64).collect()),
+        _ => not_read(),
+    })
 }
 
 /// The largest padded input a batch can hold: the resize's largest short side by the long
@@ -573,7 +707,35 @@ fn show(v: &toml::Value) -> String {
 
 #[cfg(test)]
 mod tests {
-    use super::tuple_max;
+    use super::{evaluated_levels, tuple_max};
+    use crate::syntax::Loader;
+
+    #[test]
+    fn python_anchor_lists_are_counted_not_evaluated() {
+        let levels = |yaml: &str| {
+            let doc = crate::syntax::yaml::parse(yaml).unwrap();
+            let node = doc.roots[0].get_dotted("SIZES").unwrap().clone();
+            evaluated_levels(&node, Loader::Yaml11)
+        };
+        // Base-RetinaNet.yaml's comprehension: 5 levels of 3 sizes.
+        let comp = r#"SIZES: !!python/object/apply:eval ["[[x, x * 2**(1.0/3), x * 2**(2.0/3) ] for x in [32, 64, 128, 256, 512 ]]"]"#;
+        assert_eq!(levels(comp), Some(Ok(vec![3; 5])));
+        assert_eq!(
+            levels(r#"SIZES: !!python/object/apply:eval ["[[32, 40], [64]]"]"#),
+            Some(Ok(vec![2, 1]))
+        );
+        // Anything else is said to be unread, never guessed; an untagged list is not Python.
+        for text in [
+            r#"SIZES: !!python/object/apply:eval ["[[x] for x in range(5)]"]"#,
+            r#"SIZES: !!python/object/apply:eval ["[[x] for x in [1, 2] if x]"]"#,
+            r#"SIZES: !!python/object/apply:eval ["[[*a] for x in [1]]"]"#,
+            r#"SIZES: !!python/object/apply:eval ["[[x for"]"#,
+            r#"SIZES: !!python/object/apply:eval [1, 2]"#,
+        ] {
+            assert!(matches!(levels(text), Some(Err(_))), "{text}");
+        }
+        assert_eq!(levels("SIZES: [[32], [64]]"), None);
+    }
 
     #[test]
     fn yacs_tuples_give_their_largest_size() {

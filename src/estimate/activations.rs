@@ -715,13 +715,13 @@ pub fn resnet_per_image(a: &Architecture, rg: Regime, image_size: u64) -> f64 {
     resnet_kept(a, rg, img, img).0
 }
 
-/// Bytes a ResNet keeps for one `h` x `w` image, and the bytes of the stage outputs it keeps
-/// not (each frozen stage's but the one a trained stage reads), which a detector's pyramid
-/// reads.
+/// Bytes a ResNet keeps for one `h` x `w` image, and for each stage the bytes of its output
+/// the ResNet keeps not (a frozen stage's, but the one a trained stage reads), which a
+/// detector's pyramid keeps when it reads that stage.
 ///
 /// A frozen stage (`frozen_stages`) runs with no parameter or input that needs a gradient, so
 /// autograd records nothing in it; the first trained block keeps its input.
-pub fn resnet_kept(a: &Architecture, rg: Regime, h: f64, w: f64) -> (f64, f64) {
+pub fn resnet_kept(a: &Architecture, rg: Regime, h: f64, w: f64) -> (f64, Vec<f64>) {
     let c = rg.compute;
     let frozen = a.frozen_stages as usize;
     let (mut sh, mut sw) = (h / 2.0, w / 2.0);
@@ -747,7 +747,7 @@ pub fn resnet_kept(a: &Architecture, rg: Regime, h: f64, w: f64) -> (f64, f64) {
     }
     let stages = super::params::resnet_block_stages(a);
     let blocks = resnet_blocks(a);
-    let mut unkept = 0.0;
+    let mut unkept = vec![0.0; a.depths.len()];
     for (i, ((convs, shortcut), &stage)) in blocks.iter().zip(&stages).enumerate() {
         let trained = stage + 2 > frozen;
         let (mut bh, mut bw) = (sh, sw);
@@ -772,8 +772,8 @@ pub fn resnet_kept(a: &Architecture, rg: Regime, h: f64, w: f64) -> (f64, f64) {
             let out = convs.last().map_or(0, |c| c.out_ch) as f64 * sh * sw * c;
             if stage + 2 == frozen && stage + 1 < a.depths.len() {
                 total += out;
-            } else {
-                unkept += out;
+            } else if let Some(u) = unkept.get_mut(stage) {
+                *u += out;
             }
         }
     }

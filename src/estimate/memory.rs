@@ -756,7 +756,7 @@ fn terms(plan: &Plan, frozen: bool) -> Terms {
     let (acts_full, acts_ckpt, one_block) = if let Some(heads) = &a.detector {
         let (h, w) = (heads.input_height as f64, heads.input_width as f64);
         let (backbone, unkept) = activations::resnet_kept(a, rg, h, w);
-        let per_image = backbone + heads.kept_per_image(rg, unkept);
+        let per_image = backbone + heads.kept_per_image(rg, &unkept);
         (b * per_image, b * per_image, 0.0)
     } else if a.family == Family::Resnet {
         let per_image = activations::resnet_per_image(a, rg, plan.image_size);
