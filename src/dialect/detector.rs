@@ -479,7 +479,7 @@ fn evaluated_levels(node: &Node, loader: Loader) -> Option<Result<Vec<u64>, Stri
         };
         (!elts.is_empty() && !elts.iter().any(Expr::is_starred_expr)).then_some(elts.len())
     };
-    let levels = match &*parsed.expr() {
+    let levels = match parsed.expr() {
         Expr::List(outer) => outer.elts.iter().map(items).collect::<Option<Vec<_>>>(),
         Expr::ListComp(comp) => match comp.generators.as_slice() {
             [gen] if gen.ifs.is_empty() && !gen.is_async => {
