@@ -664,8 +664,8 @@ fn keep_composed(run: &Run, found: &mut Vec<Diagnostic>) {
 }
 
 /// The findings on a run with merged sources, as the launch file reports them. A finding that
-/// the merged config gives on its own, word for word, is the config's to report (it is linted
-/// on its own): it is dropped here. One the line changes, but that points into the config, is
+/// the merged config gives on its own, word for word, is the config's to report where this
+/// invocation lints it too: it is dropped here. One the line changes, but that points into the config, is
 /// reported at the place the line names the config, saying where the value is written. A fix
 /// that would edit another file is dropped (this file is the one being fixed).
 fn settle(run: &Run, found: Vec<Diagnostic>, settings: &FileSettings) -> Vec<Diagnostic> {
@@ -674,12 +674,21 @@ fn settle(run: &Run, found: Vec<Diagnostic>, settings: &FileSettings) -> Vec<Dia
     if run.merged.is_empty() || NESTED.with(|n| n.get()) {
         return found;
     }
+    // What each merged file this invocation lints says on its own. A base or a launched
+    // config it does not lint says nothing on its own, so its findings are said here; the
+    // files of a Hydra tree are the parts of one composition, each reporting its own values.
     let was = NESTED.with(|n| n.replace(true));
-    let alone: Vec<Vec<Diagnostic>> = run
-        .merged
-        .iter()
-        .map(|m| lint_text(run.source_text(m), m.format, &m.path, settings).0)
-        .collect();
+    let alone: Vec<Option<Vec<Diagnostic>>> =
+        run.merged
+            .iter()
+            .map(|m| {
+                let linted = run.composed
+                    || settings.linted.as_ref().is_none_or(|files| {
+                        m.path.canonicalize().is_ok_and(|p| files.contains(&p))
+                    });
+                linted.then(|| lint_text(run.source_text(m), m.format, &m.path, settings).0)
+            })
+            .collect();
     NESTED.with(|n| n.set(was));
     let mut out = Vec::new();
     for mut d in found {
@@ -705,6 +714,7 @@ fn settle(run: &Run, found: Vec<Diagnostic>, settings: &FileSettings) -> Vec<Dia
         let said_alone = d.rule.code != "HW901"
             && alone[i]
                 .iter()
+                .flatten()
                 .any(|a| a.rule.code == d.rule.code && a.span == local && a.message == d.message);
         if said_alone {
             continue;

@@ -189,6 +189,12 @@ pub struct FileSettings {
     pub source: Option<PathBuf>,
     /// Larger files are reported, not read.
     pub max_file_bytes: u64,
+    /// The files this invocation lints, canonical, where the caller says (`hwlint check`): a
+    /// finding that a merged file (a `_BASE_`, a launch line's config) gives on its own is
+    /// left to that file only when it is one of them, so a child linted alone still says what
+    /// its base sets wrong (src/lint.rs `settle`). `None`: every merged file is taken to be
+    /// linted too.
+    pub linted: Option<Arc<std::collections::BTreeSet<PathBuf>>>,
 }
 
 /// A loaded config file with its globs compiled, relative to its folder.
@@ -418,6 +424,7 @@ impl LoadedConfig {
             dialects: self.dialects.clone(),
             models: self.models.clone(),
             source: self.path.clone(),
+            linted: None,
             max_file_bytes: self
                 .file
                 .max_file_size_mb

@@ -511,6 +511,40 @@ fn sixteen_retinanet_images_on_one_24gb_card_are_lowered_in_the_child() {
 }
 
 #[test]
+fn a_child_linted_alone_hears_what_its_base_sets() {
+    // The R50 child describes the model its base does (DEPTH 50 is the default), so its
+    // finding is the base's word for word. Linted together, the base says it once; linted
+    // alone (a pre-commit run over the changed child), the child says it, naming the base.
+    let child = "retinanet_R_50_FPN_3x.yaml";
+    let dir = copied(&["Base-RetinaNet.yaml", child]);
+    let found = |paths: &[&str]| -> Vec<(String, String)> {
+        let out = cli::hwlint(dir.path())
+            .arg("check")
+            .args(paths)
+            .args(["--target", "rtx-4090", "--gpus", "1"])
+            .args(["--output-format", "json"])
+            .output()
+            .unwrap();
+        let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+        v.as_array()
+            .unwrap()
+            .iter()
+            .map(|d| {
+                let file = d["filename"].as_str().unwrap_or_default();
+                let name = std::path::Path::new(file).file_name().unwrap();
+                (
+                    d["code"].as_str().unwrap().to_string(),
+                    name.to_string_lossy().to_string(),
+                )
+            })
+            .collect()
+    };
+    let pair = |file: &str| ("HW101".to_string(), file.to_string());
+    assert_eq!(found(&["."]), [pair("Base-RetinaNet.yaml")]);
+    assert_eq!(found(&[child]), [pair(child)]);
+}
+
+#[test]
 fn an_mmdetection_batch_a_base_sets_is_lowered_by_new_assignments_in_the_child() {
     // The child assigns no `train_dataloader` or `optim_wrapper`: its base holds 16 images a
     // GPU. The fix appends both as dicts, which MMEngine merges key by key into the bases'

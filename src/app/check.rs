@@ -119,9 +119,12 @@ pub(super) fn check(args: CheckArgs) -> Result<u8, Report> {
             "warning: no files to check under the given paths (hwlint reads .yaml .yml .toml .json .jsonc .py .rs .sh .bash)\n",
         );
     }
+    let linted: std::sync::Arc<std::collections::BTreeSet<PathBuf>> =
+        std::sync::Arc::new(files.iter().filter_map(|f| f.canonicalize().ok()).collect());
     let lint = |path: &PathBuf| -> Result<FileResult, crate::settings::ConfigError> {
         let config = configs.config_for(path)?;
-        let settings = config.for_file(path, configs.overrides())?;
+        let mut settings = config.for_file(path, configs.overrides())?;
+        settings.linted = Some(linted.clone());
         let format = Format::from_path(path).unwrap_or(Format::Yaml);
         Ok(guarded(path, || lint_path(path, format, settings, mode)))
     };
