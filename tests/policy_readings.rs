@@ -653,6 +653,38 @@ fn a_policy_loaded_from_a_checkpoint_is_said_not_checked() {
 }
 
 #[test]
+fn a_policy_trained_through_peft_adapters_is_said_not_checked() {
+    // `peft` wraps the policy in adapters over modules each policy names (scripts/
+    // lerobot_train.py:479-491 at lerobot@7427f318); counted as full training, pi0 at batch 8
+    // would be an error on an H100. Set in the file or on the launch line, HW901 says it was
+    // not read; `peft: null` is no adapter.
+    let pi0 = "policy:\n  type: pi0\n  input_features:\n    observation.images.a: {type: VISUAL, shape: [3, 224, 224]}\n    observation.state: {type: STATE, shape: [8]}\n";
+    let why = "`peft` is set: LeRobot trains PEFT adapters";
+    for (name, text) in [
+        (
+            "pi0.yaml",
+            format!("dataset: {{repo_id: x}}\nbatch_size: 8\npeft:\n  r: 8\n{pi0}"),
+        ),
+        (
+            "train.sh",
+            "lerobot-train --policy.type=smolvla --dataset.repo_id=x --batch_size=64 --peft.r=16\n"
+                .to_string(),
+        ),
+    ] {
+        let out = concise(name, &text);
+        assert!(
+            out.contains("HW901") && out.contains(why) && !out.contains("All checks passed"),
+            "{name}: {out}"
+        );
+    }
+    let plain = concise(
+        "pi0.yaml",
+        &format!("dataset: {{repo_id: x}}\nbatch_size: 8\npeft: null\n{pi0}"),
+    );
+    assert!(!plain.contains(why), "{plain}");
+}
+
+#[test]
 fn hostile_sizes_of_the_newer_policies_are_refused_by_name() {
     // Each would overflow the products that size the parts, or builds nothing: HW901 names
     // the key, never a panic.

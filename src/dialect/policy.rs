@@ -64,6 +64,10 @@ pub struct PolicySpec {
     /// A copy of every parameter kept beside them (an EMA), from the root of the file: on
     /// unless the key is null.
     pub ema: Option<EmaSpec>,
+    /// Keys from the root of the file that change what trains in a way hwlint does not read
+    /// (LeRobot's `peft` adapters): set to anything but null, the policy is not sized.
+    #[serde(default)]
+    pub unread: Vec<UnreadKey>,
     #[serde(default)]
     pub vla: BTreeMap<String, VlaSpec>,
     #[serde(default)]
@@ -91,6 +95,14 @@ fn typed() -> FeatureStyle {
 pub struct EmaSpec {
     pub key: String,
     pub default: bool,
+}
+
+/// A key whose setting leaves the policy unsized, and why, for the message.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct UnreadKey {
+    pub key: String,
+    pub why: String,
 }
 
 /// A variant key whose values make a part a LoRA of that rank over every linear layer of its
@@ -375,6 +387,15 @@ pub fn architecture(dialect: &Dialect, root: &Node) -> Result<Option<InlineModel
     }) else {
         return Ok(None);
     };
+    // Before the catalog is asked too: its entry would count the policy as fully trained.
+    if let Some(u) = spec.unread.iter().find(|u| {
+        root.get_dotted(&u.key).is_some_and(|n| {
+            !n.as_scalar()
+                .is_some_and(|s| s.value(loader) == Value::Null)
+        })
+    }) {
+        return Err(format!("`{}` is set: {}", u.key, u.why));
+    }
     let r = Reader {
         loader,
         root,
