@@ -218,6 +218,49 @@ fn retinanet_rows_read_their_dense_head_and_python_anchor_sizes() {
 }
 
 #[test]
+fn mmdetection_retinanet_reads_its_octave_anchors_and_keeps_mmcvs_lean_loss() {
+    // `scales_per_octave=3` x 3 ratios: the 9 anchors a position of detectron2's, over the
+    // same pyramid and head. The parameters are detectron2's RetinaNet R50 (37,915,572) plus
+    // ResNet-50's 53,120 trained BN weights and biases, as for the R-CNN rows.
+    let r50 = "retinanet_r50_fpn_1x_coco.py";
+    let mm = estimate(&format!("{MMDET}/{r50}"), 8);
+    assert!(
+        mm["model"]
+            .as_str()
+            .unwrap()
+            .contains("R-50-FPN RetinaNet on 800 x 1344 images"),
+        "{}",
+        mm["model"]
+    );
+    assert_eq!(num(&mm, "params") as u64, 37_915_572 + 53_120);
+    // The deeper and wider backbones, as for the R-CNN rows.
+    let mut params = vec![num(&mm, "params")];
+    for file in [
+        "retinanet_r101_fpn_1x_coco.py",
+        "retinanet_x101-32x4d_fpn_1x_coco.py",
+        "retinanet_x101-64x4d_fpn_1x_coco.py",
+    ] {
+        params.push(num(&estimate(&format!("{MMDET}/{file}"), 8), "params"));
+    }
+    assert!(params[0] + 18e6 < params[1] && params[2] < params[1] && params[1] < params[3]);
+    assert_eq!(mm["plan"]["batch"], 2);
+    // mmcv's focal loss keeps its input only, one level at a time: beside two images' head
+    // outputs and permuted copies (8 B a logit and box delta) it holds 76 B an anchor of
+    // targets and P3's 151,200 anchors x 80 classes twice (the loss and its weighted copy),
+    // less than the anchor matching's bbox_overlaps (36 B x 100 boxes x 201,600 anchors), which
+    // is the largest instant.
+    let (anchors, logits) = (201_600.0, 201_600.0 * 80.0);
+    let dense = 2.0 * 8.0 * (logits + 4.0 * anchors);
+    let loss = 2.0 * (76.0 * anchors + 8.0 * 151_200.0 * 80.0);
+    let matching = 36.0 * 100.0 * anchors;
+    assert!(loss < matching);
+    assert_eq!(num(&mm, "temporary_bytes"), dense + matching);
+    // detectron2's fvcore loss on the same step holds 1.84 GB.
+    let d2 = estimate("retinanet_R_50_FPN_3x.yaml", 8);
+    assert!(num(&mm, "temporary_bytes") < num(&d2, "temporary_bytes") * 0.6);
+}
+
+#[test]
 fn frozen_stages_and_norms_change_what_the_backbone_keeps() {
     let base = num(
         &estimate("faster_rcnn_R_50_FPN_3x.yaml", 8),
@@ -408,7 +451,10 @@ fn mmdetection_rows_read_their_backbone_heads_and_norms() {
     );
     assert!(mm > d2 * 1.3, "{mm} vs {d2}");
     for (file, says) in [
-        ("refused-retinanet.py", "`model.type` is RetinaNet"),
+        (
+            "refused-retinanet-giou.py",
+            "`model.bbox_head.reg_decoded_bbox` is true",
+        ),
         ("refused-with-cp.py", "`model.backbone.with_cp` is true"),
     ] {
         let why = refusal(&format!("{MMDET}/{file}"));

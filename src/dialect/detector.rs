@@ -19,7 +19,7 @@ use super::described::int;
 use super::policy::to_toml;
 use super::setup::InlineModel;
 use super::spec::Dialect;
-use crate::estimate::detector::Kind;
+use crate::estimate::detector::{FocalLoss, Kind};
 use crate::syntax::{Loader, Node, NodeKind, Value};
 
 /// The largest input side hwlint sizes: beyond it a typo would make a map of billions of
@@ -99,6 +99,13 @@ pub struct RetinanetSpec {
     pub is: Vec<String>,
     pub classes: Field,
     pub tower_convs: Field,
+    /// Whether P7 reads `relu(P6)`.
+    pub p6_relu: Field,
+    pub focal_loss: FocalLoss,
+    /// The head's own anchor keys, where they are not the detector's (MMDetection's
+    /// `bbox_head.anchor_generator`).
+    pub anchor_sizes: Option<Field>,
+    pub aspect_ratios: Option<Field>,
     pub source: String,
 }
 
@@ -249,7 +256,16 @@ pub fn architecture(dialect: &Dialect, root: &Node) -> Result<Option<InlineModel
             spec.norm.key
         ));
     };
-    let anchors = anchors_per_position(&r, spec)?;
+    let dense = spec.retinanet.as_ref().filter(|_| kind == Kind::Retinanet);
+    let anchors = anchors_per_position(
+        &r,
+        dense
+            .and_then(|d| d.anchor_sizes.as_ref())
+            .unwrap_or(&spec.anchor_sizes),
+        dense
+            .and_then(|d| d.aspect_ratios.as_ref())
+            .unwrap_or(&spec.aspect_ratios),
+    )?;
     let (height, width_px) = input(&r, spec)?;
     let mut heads = toml::Table::new();
     for (field, value) in [
@@ -267,6 +283,12 @@ pub fn architecture(dialect: &Dialect, root: &Node) -> Result<Option<InlineModel
             heads.insert("kind".into(), "retinanet".into());
             heads.insert("classes".into(), int(r.int(&dense.classes)?));
             heads.insert("tower_convs".into(), int(r.int(&dense.tower_convs)?));
+            heads.insert("p6_relu".into(), r.bool(&dense.p6_relu)?.into());
+            let loss = match dense.focal_loss {
+                FocalLoss::Fvcore => "fvcore",
+                FocalLoss::Mmcv => "mmcv",
+            };
+            heads.insert("focal_loss".into(), loss.into());
             (false, dense.source.as_str())
         }
         _ => {
@@ -388,8 +410,9 @@ fn two_stage_heads(r: &Reader, spec: &DetectorSpec, heads: &mut toml::Table) -> 
 }
 
 /// Anchors at each position: sizes x aspect ratios of a level, the same at every level (the
-/// RPN head predicts one count, `StandardRPNHead` asserts it); a single list serves all levels.
-fn anchors_per_position(r: &Reader, spec: &DetectorSpec) -> Result<u64, String> {
+/// head predicts one count, `StandardRPNHead` and `RetinaNetHead` assert it); a single list
+/// (or count) serves all levels.
+fn anchors_per_position(r: &Reader, sizes: &Field, ratios: &Field) -> Result<u64, String> {
     let per_level = |k: &Field| -> Result<Vec<u64>, String> {
         if let Some(levels) = (!k.key.is_empty())
             .then(|| r.root.get_dotted(&k.key))
@@ -399,6 +422,8 @@ fn anchors_per_position(r: &Reader, spec: &DetectorSpec) -> Result<u64, String> 
             return levels.map_err(|why| format!("`{}` {why}", k.key));
         }
         match r.value(k) {
+            // A count of sizes at every level (MMDetection's `scales_per_octave`).
+            Some(toml::Value::Integer(n)) if (1..=1 << 10).contains(&n) => Ok(vec![n as u64]),
             // One list for every level (MMDetection's `scales=[8]`).
             Some(toml::Value::Array(flat))
                 if !flat.is_empty() && flat.iter().all(|v| !v.is_array()) =>
@@ -419,15 +444,16 @@ fn anchors_per_position(r: &Reader, spec: &DetectorSpec) -> Result<u64, String> 
             )),
         }
     };
-    let sizes = per_level(&spec.anchor_sizes)?;
-    let ratios = per_level(&spec.aspect_ratios)?;
+    let (sizes_key, ratios_key) = (&sizes.key, &ratios.key);
+    let sizes = per_level(sizes)?;
+    let ratios = per_level(ratios)?;
     let at = |v: &[u64], i: usize| if v.len() == 1 { v[0] } else { v[i] };
     let levels = sizes.len().max(ratios.len());
     if (sizes.len() != 1 && sizes.len() != levels) || (ratios.len() != 1 && ratios.len() != levels)
     {
         return Err(format!(
             "`{}` and `{}` list different numbers of levels",
-            spec.anchor_sizes.key, spec.aspect_ratios.key
+            sizes_key, ratios_key
         ));
     }
     let counts: Vec<u64> = (0..levels)
@@ -436,8 +462,7 @@ fn anchors_per_position(r: &Reader, spec: &DetectorSpec) -> Result<u64, String> 
     match counts.as_slice() {
         [first, rest @ ..] if rest.iter().all(|c| c == first) => Ok(*first),
         _ => Err(format!(
-            "`{}` gives each level a different number of anchors",
-            spec.anchor_sizes.key
+            "`{sizes_key}` gives each level a different number of anchors"
         )),
     }
 }

@@ -5,8 +5,9 @@
 //! - two-stage (detectron2's `GeneralizedRCNN` over `build_resnet_fpn_backbone`,
 //!   `StandardRPNHead` and `StandardROIHeads`; MMDetection's `FasterRCNN`/`MaskRCNN` with an
 //!   FPN, `RPNHead` and `StandardRoIHead`, the same modules);
-//! - RetinaNet (detectron2's `RetinaNet` over `build_retinanet_resnet_fpn_backbone`), a dense
-//!   head over P3-P7.
+//! - RetinaNet (detectron2's `RetinaNet` over `build_retinanet_resnet_fpn_backbone`;
+//!   MMDetection's `RetinaNet` with an FPN from `start_level` 1 and `RetinaHead`), a dense head
+//!   over P3-P7.
 //!
 //! What each module keeps, at detectron2@02b5c4e295e9 (paths under detectron2/modeling/; the
 //! MMDetection modules rules/dialects/mmengine.toml cites keep the same):
@@ -50,8 +51,22 @@ pub enum Kind {
     /// An RPN over P2-P6 and ROI heads over P2-P5 (Faster and Mask R-CNN).
     #[default]
     TwoStage,
-    /// Class and box towers over P3-P7, trained with detectron2's focal loss.
+    /// Class and box towers over P3-P7, trained with a sigmoid focal loss.
     Retinanet,
+}
+
+/// How RetinaNet's focal loss is computed, which decides what it holds.
+#[derive(Debug, Clone, Copy, Deserialize, PartialEq, Eq, Default)]
+#[serde(rename_all = "kebab-case")]
+pub enum FocalLoss {
+    /// detectron2: fvcore's `sigmoid_focal_loss` over every anchor at once, as autograd
+    /// records its elementwise ops (`FOCAL_LOSS_BYTES`).
+    #[default]
+    Fvcore,
+    /// MMDetection: mmcv's CUDA `sigmoid_focal_loss` one level at a time
+    /// (mmdet/models/losses/focal_loss.py `sigmoid_focal_loss`), which saves only its input
+    /// and integer targets; its output and the weighted loss live until the level's sum.
+    Mmcv,
 }
 
 /// A detector's input and heads, from its config.
@@ -74,6 +89,12 @@ pub struct Heads {
     /// RetinaNet: convolutions in each of its two towers (`RETINANET.NUM_CONVS`).
     #[serde(default)]
     pub tower_convs: u64,
+    /// RetinaNet: P7 reads `relu(P6)` (detectron2's `LastLevelP6P7`), which keeps the ReLU's
+    /// output, rather than P6 itself (MMDetection's `relu_before_extra_convs` off).
+    #[serde(default)]
+    pub p6_relu: bool,
+    #[serde(default)]
+    pub focal_loss: FocalLoss,
     /// Proposals sampled per image for the ROI heads, and the most of them foreground.
     #[serde(default)]
     pub rois: u64,
@@ -266,8 +287,9 @@ impl Heads {
         let (read, extra) = self.pyramid_positions();
         if self.kind == Kind::Retinanet {
             let (p6, p7) = (self.positions(P6), self.positions(P7));
-            // The top-down sums and the outputs; P6 and its ReLU; P7.
-            let pyramid = 2.0 * f * read * c + (2.0 * p6 + p7) * f * c;
+            // The top-down sums and the outputs; P6 (and its ReLU); P7.
+            let relu = if self.p6_relu { p6 } else { 0.0 };
+            let pyramid = 2.0 * f * read * c + (p6 + relu + p7) * f * c;
             // Each tower convolution's ReLU output, at every level.
             let towers = 2.0 * self.tower_convs as f64 * f * (read + extra) * c;
             return laterals + pyramid + towers;
@@ -311,13 +333,26 @@ impl Heads {
         let finest = self.positions(LEVELS[self.first_stage()]);
         let fine = b * self.fpn_channels as f64 * finest * c;
         if self.kind == Kind::Retinanet {
-            let logits = anchors * self.classes as f64;
+            let k = self.classes as f64;
+            let logits = anchors * k;
             // The head's output and its permuted copy, alive from the matching to the loss.
             let dense = b * 2.0 * c * (logits + 4.0 * anchors);
-            // The focal loss (above); autocast's gathered logits and targets; the box
-            // regression's fp32 targets with the labels and matched boxes (int64, fp32 x 4).
-            let cast = if rg.autocast { 2.0 * c } else { 0.0 };
-            let loss = b * (logits * (FOCAL_LOSS_BYTES + cast) + anchors * (16.0 + 8.0 + 16.0));
+            let loss = match self.focal_loss {
+                // The focal loss (above); autocast's gathered logits and targets; the box
+                // regression's fp32 targets with the labels and matched boxes (int64, fp32
+                // x 4).
+                FocalLoss::Fvcore => {
+                    let cast = if rg.autocast { 2.0 * c } else { 0.0 };
+                    b * (logits * (FOCAL_LOSS_BYTES + cast) + anchors * (16.0 + 8.0 + 16.0))
+                }
+                // The targets `get_targets` stacks (int64 labels, fp32 label weights, box
+                // targets and box weights: 44 B an anchor), the anchors (16 B), the L1 loss's
+                // kept difference (16 B); the finest level's loss and its weighted copy.
+                FocalLoss::Mmcv => {
+                    let finest_logits = finest * self.anchors as f64 * k;
+                    b * (anchors * (44.0 + 16.0 + 16.0) + 2.0 * c * finest_logits)
+                }
+            };
             // Backward at P3: the two towers' gradients and their sum.
             return (matching + dense).max(dense + loss).max(3.0 * fine);
         }
@@ -383,6 +418,7 @@ mod tests {
             fpn_channels: 256,
             anchors: 9,
             tower_convs: 4,
+            p6_relu: true,
             classes: 80,
             boxes: 100,
             matching_bytes: 24,
@@ -434,6 +470,41 @@ mod tests {
         let loss = 2.0 * (48.0 * logits + 40.0 * anchors);
         assert_eq!(heads.transient(fp32, 2.0), dense + loss);
         assert!(24.0 * 100.0 * anchors + dense < dense + loss);
+    }
+
+    #[test]
+    fn mmcvs_focal_loss_holds_a_level_not_every_anchor_ten_times() {
+        let fp32 = Regime {
+            compute: 4.0,
+            residual: 4.0,
+            autocast: false,
+        };
+        let mm = Heads {
+            focal_loss: FocalLoss::Mmcv,
+            p6_relu: false,
+            matching_bytes: 36,
+            ..retinanet_r50()
+        };
+        let anchors = 201_600.0;
+        let logits = anchors * 80.0;
+        // Two images: the head's outputs and permuted copies (8 B a logit and box delta),
+        // 76 B an anchor of targets, anchors and L1 difference, and P3's 151,200 anchors x 80
+        // classes twice (the op's output and its weighted copy).
+        let dense = 2.0 * 8.0 * (logits + 4.0 * anchors);
+        let loss = 2.0 * (76.0 * anchors + 8.0 * 151_200.0 * 80.0);
+        // With no box to match (a dataset of empty images) the loss is the largest instant.
+        let empty = Heads {
+            boxes: 0,
+            ..mm.clone()
+        };
+        assert_eq!(empty.transient(fp32, 2.0), dense + loss);
+        // detectron2's fvcore loss holds over three times as much.
+        assert!(empty.transient(fp32, 2.0) * 3.0 < retinanet_r50().transient(fp32, 2.0));
+        // Without the ReLU between P6 and P7, one P6 map fewer: 13 x 21 x 256 x 4 B.
+        assert_eq!(
+            retinanet_r50().kept_per_image(fp32, &[]) - mm.kept_per_image(fp32, &[]),
+            273.0 * 256.0 * 4.0
+        );
     }
 
     #[test]
