@@ -80,6 +80,19 @@ fn number(text: &str, key: &str) -> f64 {
         .unwrap_or_else(|| panic!("{key} in\n{text}"))
 }
 
+/// The fix wrote a lower `SOLVER.IMS_PER_BATCH` than the base's 16 under the child's `SOLVER`,
+/// with the base's learning rate scaled by the same factor (the linear scaling rule).
+fn lowered_in_child(dir: &tempfile::TempDir, child: &str, base_lr: f64) {
+    let fixed = std::fs::read_to_string(dir.path().join(child)).unwrap();
+    let solver = fixed.split("SOLVER:").nth(1).unwrap_or_default();
+    let images = number(solver, "IMS_PER_BATCH:");
+    assert!((1.0..16.0).contains(&images), "{fixed}");
+    assert!(
+        (number(solver, "BASE_LR:") - base_lr * images / 16.0).abs() < 1e-9,
+        "{fixed}"
+    );
+}
+
 #[test]
 fn every_fixture_is_read_by_a_test() {
     let source = include_str!("detector_readings.rs");
@@ -509,14 +522,7 @@ fn a_batch_the_base_sets_is_lowered_by_an_override_in_the_child() {
         base,
         std::fs::read_to_string(support::fixture(DIR, "Base-RCNN-FPN.yaml")).unwrap()
     );
-    let fixed = std::fs::read_to_string(dir.path().join(child)).unwrap();
-    let solver = fixed.split("SOLVER:").nth(1).unwrap_or_default();
-    let images = number(solver, "IMS_PER_BATCH:");
-    assert!((1.0..16.0).contains(&images), "{fixed}");
-    assert!(
-        (number(solver, "BASE_LR:") - 0.02 * images / 16.0).abs() < 1e-9,
-        "{fixed}"
-    );
+    lowered_in_child(&dir, child, 0.02);
 }
 
 #[test]
@@ -546,14 +552,7 @@ fn sixteen_retinanet_images_on_one_24gb_card_are_lowered_in_the_child() {
         .args(args)
         .assert()
         .success();
-    let fixed = std::fs::read_to_string(dir.path().join(child)).unwrap();
-    let solver = fixed.split("SOLVER:").nth(1).unwrap_or_default();
-    let images = number(solver, "IMS_PER_BATCH:");
-    assert!((1.0..16.0).contains(&images), "{fixed}");
-    assert!(
-        (number(solver, "BASE_LR:") - 0.01 * images / 16.0).abs() < 1e-9,
-        "{fixed}"
-    );
+    lowered_in_child(&dir, child, 0.01);
 }
 
 #[test]

@@ -376,6 +376,13 @@ impl Heads {
 mod tests {
     use super::*;
 
+    /// fp32 throughout: every map 4 bytes an element.
+    const FP32: Regime = Regime {
+        compute: 4.0,
+        residual: 4.0,
+        autocast: false,
+    };
+
     fn r50_fpn() -> Heads {
         Heads {
             input_height: 800,
@@ -454,11 +461,6 @@ mod tests {
 
     #[test]
     fn the_focal_loss_over_every_anchor_and_class_is_retinanets_transient() {
-        let fp32 = Regime {
-            compute: 4.0,
-            residual: 4.0,
-            autocast: false,
-        };
         let heads = retinanet_r50();
         let anchors = 201_600.0;
         let logits = anchors * 80.0;
@@ -468,17 +470,12 @@ mod tests {
         // 201,600 anchors (484 MB) beside the head's outputs.
         let dense = 2.0 * 8.0 * (logits + 4.0 * anchors);
         let loss = 2.0 * (48.0 * logits + 40.0 * anchors);
-        assert_eq!(heads.transient(fp32, 2.0), dense + loss);
+        assert_eq!(heads.transient(FP32, 2.0), dense + loss);
         assert!(24.0 * 100.0 * anchors + dense < dense + loss);
     }
 
     #[test]
     fn mmcvs_focal_loss_holds_a_level_not_every_anchor_ten_times() {
-        let fp32 = Regime {
-            compute: 4.0,
-            residual: 4.0,
-            autocast: false,
-        };
         let mm = Heads {
             focal_loss: FocalLoss::Mmcv,
             p6_relu: false,
@@ -497,34 +494,29 @@ mod tests {
             boxes: 0,
             ..mm.clone()
         };
-        assert_eq!(empty.transient(fp32, 2.0), dense + loss);
+        assert_eq!(empty.transient(FP32, 2.0), dense + loss);
         // detectron2's fvcore loss holds over three times as much.
-        assert!(empty.transient(fp32, 2.0) * 3.0 < retinanet_r50().transient(fp32, 2.0));
+        assert!(empty.transient(FP32, 2.0) * 3.0 < retinanet_r50().transient(FP32, 2.0));
         // Without the ReLU between P6 and P7, one P6 map fewer: 13 x 21 x 256 x 4 B.
         assert_eq!(
-            retinanet_r50().kept_per_image(fp32, &[]) - mm.kept_per_image(fp32, &[]),
+            retinanet_r50().kept_per_image(FP32, &[]) - mm.kept_per_image(FP32, &[]),
             273.0 * 256.0 * 4.0
         );
     }
 
     #[test]
     fn a_frozen_stage_the_pyramid_reads_not_is_not_kept() {
-        let fp32 = Regime {
-            compute: 4.0,
-            residual: 4.0,
-            autocast: false,
-        };
         // res2's output is read by the two-stage pyramid's lateral, not by RetinaNet's.
         let unkept = [1e6, 0.0, 0.0, 0.0];
         let two = r50_fpn();
         assert_eq!(
-            two.kept_per_image(fp32, &unkept) - two.kept_per_image(fp32, &[]),
+            two.kept_per_image(FP32, &unkept) - two.kept_per_image(FP32, &[]),
             1e6
         );
         let dense = retinanet_r50();
         assert_eq!(
-            dense.kept_per_image(fp32, &unkept),
-            dense.kept_per_image(fp32, &[])
+            dense.kept_per_image(FP32, &unkept),
+            dense.kept_per_image(FP32, &[])
         );
     }
 
@@ -539,11 +531,6 @@ mod tests {
 
     #[test]
     fn many_classes_make_the_mask_logits_the_transient() {
-        let fp32 = Regime {
-            compute: 4.0,
-            residual: 4.0,
-            autocast: false,
-        };
         let coco = Heads {
             mask: true,
             ..r50_fpn()
@@ -551,31 +538,26 @@ mod tests {
         // COCO's 80 classes: 2 x 128 x 80 x 28 x 28 fp32 logits (64 MB) are less than the
         // anchor matching's 24 B x 100 boxes x 268,569 anchors (645 MB).
         let matching = 24.0 * 100.0 * coco.anchor_count();
-        assert_eq!(coco.transient(fp32, 2.0), matching);
+        assert_eq!(coco.transient(FP32, 2.0), matching);
         // LVIS's 1,230: 2 x 128 x 1230 x 784 x 4 B = 987 MB.
         let lvis = Heads {
             classes: 1230,
             ..coco.clone()
         };
         assert_eq!(
-            lvis.transient(fp32, 2.0),
+            lvis.transient(FP32, 2.0),
             2.0 * 128.0 * 1230.0 * 784.0 * 4.0
         );
     }
 
     #[test]
     fn the_mask_head_keeps_its_maps_at_the_foreground_cap() {
-        let fp32 = Regime {
-            compute: 4.0,
-            residual: 4.0,
-            autocast: false,
-        };
         let faster = r50_fpn();
         let mask = Heads {
             mask: true,
             ..r50_fpn()
         };
-        let extra = mask.kept_per_image(fp32, &[]) - faster.kept_per_image(fp32, &[]);
+        let extra = mask.kept_per_image(FP32, &[]) - faster.kept_per_image(FP32, &[]);
         // 128 proposals: 256 x 14 x 14 pooled, 4 x 256 x 14 x 14 conv outputs, 256 x 28 x 28
         // deconvolved, in fp32; 28 x 28 logits and targets.
         let maps = 128.0 * (5.0 * 256.0 * 196.0 + 256.0 * 784.0) * 4.0;
