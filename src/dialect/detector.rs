@@ -278,8 +278,8 @@ pub fn architecture(dialect: &Dialect, root: &Node) -> Result<Option<InlineModel
     ] {
         heads.insert(field.into(), int(value));
     }
-    let (mask, source) = match (kind, &spec.retinanet) {
-        (Kind::Retinanet, Some(dense)) => {
+    let (mask, source) = match dense {
+        Some(dense) => {
             heads.insert("kind".into(), "retinanet".into());
             heads.insert("classes".into(), int(r.int(&dense.classes)?));
             heads.insert("tower_convs".into(), int(r.int(&dense.tower_convs)?));
@@ -291,7 +291,7 @@ pub fn architecture(dialect: &Dialect, root: &Node) -> Result<Option<InlineModel
             heads.insert("focal_loss".into(), loss.into());
             (false, dense.source.as_str())
         }
-        _ => {
+        None => {
             two_stage_heads(&r, spec, &mut heads)?;
             (r.bool(&spec.mask)?, spec.source.as_str())
         }
@@ -651,10 +651,7 @@ impl Reader<'_> {
             .then(|| self.root.get_dotted(&f.key))
             .flatten();
         if f.present {
-            let set = node.is_some_and(|n| {
-                !n.as_scalar()
-                    .is_some_and(|s| s.value(self.loader) == Value::Null)
-            });
+            let set = node.is_some_and(|n| !n.is_null(self.loader));
             return Some(toml::Value::Boolean(set));
         }
         let Some(node) = node else {
@@ -678,12 +675,7 @@ impl Reader<'_> {
         let node = self.root.get_dotted(key)?;
         Some(match to_toml(self.loader, node) {
             Some(v) => show(&v),
-            None if node
-                .as_scalar()
-                .is_some_and(|s| s.value(self.loader) == Value::Null) =>
-            {
-                "none".into()
-            }
+            None if node.is_null(self.loader) => "none".into(),
             None => "a value hwlint cannot read".into(),
         })
     }

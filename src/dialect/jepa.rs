@@ -309,12 +309,7 @@ pub fn architecture(dialect: &Dialect, root: &Node) -> Result<Option<InlineModel
     let depth = int(&spec.predictor_depth)?;
     let width = int(&spec.predictor_width)?;
     let heads = match root.get_dotted(&spec.predictor_heads) {
-        Some(n)
-            if n.as_scalar()
-                .is_some_and(|s| s.value(loader) == Value::Null) =>
-        {
-            enc.num_heads
-        }
+        Some(n) if n.is_null(loader) => enc.num_heads,
         None => enc.num_heads,
         Some(_) => int(&spec.predictor_heads)?,
     };

@@ -388,12 +388,11 @@ pub fn architecture(dialect: &Dialect, root: &Node) -> Result<Option<InlineModel
         return Ok(None);
     };
     // Before the catalog is asked too: its entry would count the policy as fully trained.
-    if let Some(u) = spec.unread.iter().find(|u| {
-        root.get_dotted(&u.key).is_some_and(|n| {
-            !n.as_scalar()
-                .is_some_and(|s| s.value(loader) == Value::Null)
-        })
-    }) {
+    if let Some(u) = spec
+        .unread
+        .iter()
+        .find(|u| root.get_dotted(&u.key).is_some_and(|n| !n.is_null(loader)))
+    {
         return Err(format!("`{}` is set: {}", u.key, u.why));
     }
     let r = Reader {

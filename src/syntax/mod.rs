@@ -547,6 +547,12 @@ impl Node {
         }
     }
 
+    /// A scalar the loader reads as null (`null`, `~`, `None`): the key is written but unset.
+    pub fn is_null(&self, loader: Loader) -> bool {
+        self.as_scalar()
+            .is_some_and(|s| s.value(loader) == Value::Null)
+    }
+
     /// The node at a dotted path of mapping keys (the last entry wins, as most loaders do).
     /// The node at `path`: mapping keys, or a list item's index (`containers`, `0`).
     pub fn get_path(&self, path: &[&str]) -> Option<&Node> {
